@@ -1,0 +1,59 @@
+"""The ``kgc`` command line: one thin front end per subcommand over the shared engine.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``;
+they are imported only when chosen, so ``kgc --help`` stays fast and needs no optional extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "broker": ("kgc.cli_broker", "start, inspect and stop an embedded Apache Kafka"),
+    "check": ("kgc.cli_check", "run the differential conformance suite against a broker"),
+    "replay": ("kgc.cli_replay", "re-run saved traces against the model and a broker"),
+    "analyze": ("kgc.cli_analyze", "re-check recorded traces against the model, no broker"),
+    "report": ("kgc.cli_report", "build a conformance report from trace corpora (PySpark)"),
+    "audit": ("kgc.cli_audit", "audit a cluster's __consumer_offsets group history (PySpark)"),
+    "bench": ("kgc.bench", "run a benchmark and print one JSON object"),
+}
+
+
+class UserError(Exception):
+    """Bad input from the user: printed as one line naming the fix, exit status 2."""
+
+
+def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kgc", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == chosen:
+            importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[args.command][0])
+    try:
+        return int(module.run(args) or 0)
+    except UserError as exc:
+        print(f"kgc {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"kgc {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""kgc pytest plugin (imports nothing heavy at load)."""

@@ -1,0 +1,204 @@
+"""The checker: a fold over one group's history that keeps every model state consistent with it.
+
+Kafka may legally do several things at a step (which member leads, whether a timer right at its
+deadline has fired, …). The model therefore returns *every* allowed successor, and the checker
+carries the set of states that explain everything observed so far, the way linearizability
+checkers do (porcupine, Knossos). Each event filters the set:
+
+* ``Invoke``  — advance every state to the send time (timers may fire), then apply the command.
+* ``Receive`` — advance to the arrival time, then keep the states whose outbox holds a response for
+  that request equal to the observed one, and deliver it.
+* ``Quiet``   — advance, then drop the states that emitted a response long enough ago
+  (``latency_bound_ms``) that it should have arrived, but it did not.
+
+A divergence is the first event that empties the set. It is reported with that event and with what
+each state alive just before it would have allowed.
+
+Time tolerance. The client stamps events with its own clock; the broker runs its own timers,
+computed from when *it* processed a request (a little after our send) and fired by a timer thread
+with some granularity (a little after the deadline). So a deadline ``d`` in model time may fire on
+the broker anywhere in ``[d - early_ms, d + late_ms]`` as seen from the client. When the checker
+advances to time ``t`` it asks the model to fire every timer with ``d <= t - late_ms`` and to branch
+on those with ``d <= t + early_ms``. Both windows come from measurement (see CONTRIBUTING.md).
+
+The model stays pure: it never reads a clock; ``t`` always comes from the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+from kgc.model.commands import Request, Response
+from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
+
+S = TypeVar("S")
+
+
+class Model(Protocol[S]):
+    """What the checker needs from a model. States must be hashable (frozen dataclasses)."""
+
+    def initial(self) -> S:
+        """The state before any event."""
+        ...
+
+    def advance(self, state: S, *, must_until: float, may_until: float) -> Iterable[S]:
+        """Fire timers: every timer due at or before ``must_until`` fires; each timer due at or
+        before ``may_until`` may fire. Returns every allowed successor (at least one)."""
+        ...
+
+    def invoke(self, state: S, *, request_id: int, command: Request, at_ms: float) -> Iterable[S]:
+        """Apply a request that arrives at ``at_ms``. Returns every allowed successor."""
+        ...
+
+    def outbox(self, state: S) -> Mapping[int, tuple[Response, float]]:
+        """Responses emitted and not yet delivered: request id -> (response, emitted at ms)."""
+        ...
+
+    def deliver(self, state: S, request_id: int) -> S:
+        """The state after the response to ``request_id`` has been read by the client."""
+        ...
+
+    def fault(self, state: S, *, action: str, node: int, at_ms: float) -> Iterable[S]:
+        """Apply a nemesis action. Models that do not model faults return ``[state]``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckerConfig:
+    early_ms: float = 20.0
+    late_ms: float = 250.0
+    latency_bound_ms: float = 2000.0
+    max_states: int = 4096
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Divergence:
+    """The first event no model state could explain."""
+
+    index: int  # position of the event in the history
+    event: Event
+    reason: str
+    allowed: tuple[str, ...]  # what each state alive before the event would have allowed
+
+
+@dataclass(slots=True)
+class Checker(Generic[S]):
+    model: Model[S]
+    config: CheckerConfig = field(default_factory=CheckerConfig)
+    states: set[S] = field(init=False)
+    divergence: Divergence | None = field(init=False, default=None)
+    index: int = field(init=False, default=0)
+    peak_states: int = field(init=False, default=1)
+
+    def __post_init__(self) -> None:
+        self.states = {self.model.initial()}
+
+    # ---------------------------------------------------------------- the fold
+    def feed(self, event: Event) -> Divergence | None:
+        """Fold one event in. Returns the divergence once the set is empty (and keeps it)."""
+        if self.divergence is not None:
+            return self.divergence
+        before = self.states
+        after = set(self._step(before, event))
+        if len(after) > self.config.max_states:
+            raise RuntimeError(
+                f"state set grew to {len(after)} states at event {self.index}; "
+                "raise CheckerConfig.max_states or canonicalise the model state"
+            )
+        self.peak_states = max(self.peak_states, len(after))
+        if not after:
+            self.divergence = Divergence(
+                index=self.index,
+                event=event,
+                reason=self._reason(before, event),
+                allowed=tuple(sorted({self._allowed(s, event) for s in before})),
+            )
+        else:
+            self.states = after
+        self.index += 1
+        return self.divergence
+
+    def feed_all(self, events: Iterable[Event]) -> Divergence | None:
+        for event in events:
+            if self.feed(event) is not None:
+                break
+        return self.divergence
+
+    # ------------------------------------------------ what the driver waits for
+    def must_answer(self) -> frozenset[int]:
+        """Requests that every live state has already answered: the driver waits for them."""
+        sets = [frozenset(self.model.outbox(s)) for s in self.states]
+        return frozenset.intersection(*sets) if sets else frozenset()
+
+    def may_answer(self) -> frozenset[int]:
+        """Requests that some live state has answered."""
+        return frozenset().union(*(frozenset(self.model.outbox(s)) for s in self.states))
+
+    # --------------------------------------------------------------- internals
+    def _advance(self, states: Iterable[S], at_ms: float) -> Iterator[S]:
+        must = at_ms - self.config.late_ms
+        may = at_ms + self.config.early_ms
+        for s in states:
+            yield from self.model.advance(s, must_until=must, may_until=may)
+
+    def _step(self, states: set[S], event: Event) -> Iterator[S]:
+        if isinstance(event, Tick):
+            yield from states
+        elif isinstance(event, Invoke):
+            for s in set(self._advance(states, event.at_ms)):
+                yield from self.model.invoke(
+                    s, request_id=event.request_id, command=event.command, at_ms=event.at_ms
+                )
+        elif isinstance(event, Receive):
+            for s in set(self._advance(states, event.at_ms)):
+                got = self.model.outbox(s).get(event.request_id)
+                if got is not None and got[0] == event.response:
+                    yield self.model.deliver(s, event.request_id)
+        elif isinstance(event, Quiet):
+            cutoff = event.at_ms - self.config.latency_bound_ms
+            for s in set(self._advance(states, event.at_ms)):
+                if all(at > cutoff for _, at in self.model.outbox(s).values()):
+                    yield s
+        elif isinstance(event, Fault):
+            for s in set(self._advance(states, event.at_ms)):
+                yield from self.model.fault(s, action=event.action, node=event.node, at_ms=event.at_ms)
+
+    def _allowed(self, state: S, event: Event) -> str:
+        out = self.model.outbox(state)
+        if isinstance(event, Receive):
+            got = out.get(event.request_id)
+            return f"request {event.request_id}: " + (
+                "no response yet" if got is None else _short(got[0])
+            )
+        if isinstance(event, Quiet):
+            late = [
+                f"request {rid}: {_short(r)} (emitted at {at:.0f} ms)"
+                for rid, (r, at) in sorted(out.items())
+                if at <= event.at_ms - self.config.latency_bound_ms
+            ]
+            return "; ".join(late) or "nothing overdue"
+        return repr(state)[:300]
+
+    def _reason(self, before: set[S], event: Event) -> str:
+        if isinstance(event, Receive):
+            return (
+                f"the broker answered request {event.request_id} with {_short(event.response)}, "
+                "which no model state allows at this time"
+            )
+        if isinstance(event, Quiet):
+            return "a response every model state had emitted never arrived"
+        if isinstance(event, Invoke):
+            return f"the model has no state in which {event.command.type} can be sent"
+        return f"no model state explains {event.kind}"
+
+
+def _short(response: Response) -> str:
+    text = repr(response)
+    return text if len(text) <= 240 else text[:237] + "..."
+
+
+def check(model: Model[S], events: Sequence[Event], config: CheckerConfig | None = None) -> Divergence | None:
+    """Check a whole history; the pure function the pytest suite and the Spark job both call."""
+    return Checker(model, config or CheckerConfig()).feed_all(events)

@@ -1,0 +1,373 @@
+"""Commands a simulated client sends, and the responses the model predicts or a broker returns.
+
+These are the wire-independent vocabulary shared by the model, the differential engine, traces and
+the Spark pipeline. Names follow Kafka's own message specs (``clients/src/main/resources/common/
+message/JoinGroupRequest.json`` and friends): ``member_id``, ``generation_id``,
+``group_instance_id``, ``protocol_type``, error names such as ``ILLEGAL_GENERATION``.
+
+Identity is symbolic:
+
+* ``client`` names one simulated client connection (``c1``, ``c2`` …). Each client has exactly one
+  connection and at most one request in flight (a broker mutes a connection until it answers).
+* Member ids are symbolic too. The broker generates member ids; the model names the n-th member id
+  handed to client ``cK`` as ``cK-n`` (see :func:`member_name`). The conformance layer maps the
+  broker's real ids onto the same names, so responses compare directly.
+* ``""`` is the unknown member id (``JoinGroupRequest.UNKNOWN_MEMBER_ID``).
+
+Opaque payloads (protocol metadata, assignments) are strings; the broker adapter sends their UTF-8
+bytes. The broker only relays them, so the model treats them as opaque too.
+
+Every record serialises to a JSON object with a ``"type"`` field (see :func:`to_json` /
+:func:`from_json`); this is the trace format's command and response encoding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
+
+UNKNOWN_MEMBER_ID = ""
+NO_GENERATION = -1
+
+
+def member_name(client: str, n: int) -> str:
+    """Symbolic name of the n-th (1-based) member id the coordinator handed to ``client``."""
+    return f"{client}-{n}"
+
+
+# --------------------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Protocol:
+    """One entry of JoinGroup's ``protocols``: an assignor name and its opaque metadata."""
+
+    name: str
+    metadata: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroup:
+    type: ClassVar[str] = "JoinGroup"
+    client: str
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str = "consumer"
+    protocols: tuple[Protocol, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assignment:
+    member_id: str
+    assignment: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncGroup:
+    type: ClassVar[str] = "SyncGroup"
+    client: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignments: tuple[Assignment, ...] = ()
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Heartbeat:
+    type: ClassVar[str] = "Heartbeat"
+    client: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None = None
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberIdentity:
+    member_id: str
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveGroup:
+    """LeaveGroup. Before v3 only ``members[0].member_id`` is sent (the single-member form)."""
+
+    type: ClassVar[str] = "LeaveGroup"
+    client: str
+    members: tuple[MemberIdentity, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPartitionOffset:
+    topic: str
+    partition: int
+    offset: int
+    metadata: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommit:
+    type: ClassVar[str] = "OffsetCommit"
+    client: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None = None
+    offsets: tuple[TopicPartitionOffset, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetch:
+    type: ClassVar[str] = "OffsetFetch"
+    client: str
+    partitions: tuple[TopicPartition, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeGroups:
+    type: ClassVar[str] = "DescribeGroups"
+    client: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindCoordinator:
+    type: ClassVar[str] = "FindCoordinator"
+    client: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tick:
+    """Let ``ms`` milliseconds of real time pass. Not a request: no client, no response."""
+
+    type: ClassVar[str] = "Tick"
+    ms: int
+
+
+Request: TypeAlias = (
+    JoinGroup
+    | SyncGroup
+    | Heartbeat
+    | LeaveGroup
+    | OffsetCommit
+    | OffsetFetch
+    | DescribeGroups
+    | FindCoordinator
+)
+Command: TypeAlias = Request | Tick
+
+# -------------------------------------------------------------------------------------- responses
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinedMember:
+    member_id: str
+    group_instance_id: str | None = None
+    metadata: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroupResponse:
+    type: ClassVar[str] = "JoinGroupResponse"
+    error: str
+    generation_id: int = NO_GENERATION
+    protocol_name: str | None = None
+    leader: str = ""
+    member_id: str = UNKNOWN_MEMBER_ID
+    members: tuple[JoinedMember, ...] = ()  # non-empty only in the leader's response; sorted by id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncGroupResponse:
+    type: ClassVar[str] = "SyncGroupResponse"
+    error: str
+    assignment: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeartbeatResponse:
+    type: ClassVar[str] = "HeartbeatResponse"
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberResult:
+    member_id: str
+    group_instance_id: str | None = None
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveGroupResponse:
+    type: ClassVar[str] = "LeaveGroupResponse"
+    error: str
+    members: tuple[MemberResult, ...] = ()  # v3+ per-member results, in request order
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionError:
+    topic: str
+    partition: int
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponse:
+    type: ClassVar[str] = "OffsetCommitResponse"
+    partitions: tuple[PartitionError, ...]  # sorted by (topic, partition)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchedOffset:
+    topic: str
+    partition: int
+    offset: int  # -1 when nothing is committed
+    metadata: str = ""
+    error: str = "NONE"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchResponse:
+    type: ClassVar[str] = "OffsetFetchResponse"
+    error: str
+    partitions: tuple[FetchedOffset, ...] = ()  # sorted by (topic, partition)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribedMember:
+    member_id: str
+    group_instance_id: str | None = None
+    assignment: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeGroupsResponse:
+    type: ClassVar[str] = "DescribeGroupsResponse"
+    error: str
+    group_state: str = ""  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    protocol_type: str = ""
+    protocol_data: str = ""  # the selected protocol name while a generation is live
+    members: tuple[DescribedMember, ...] = ()  # sorted by id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindCoordinatorResponse:
+    type: ClassVar[str] = "FindCoordinatorResponse"
+    error: str
+    node_id: int = -1
+
+
+Response: TypeAlias = (
+    JoinGroupResponse
+    | SyncGroupResponse
+    | HeartbeatResponse
+    | LeaveGroupResponse
+    | OffsetCommitResponse
+    | OffsetFetchResponse
+    | DescribeGroupsResponse
+    | FindCoordinatorResponse
+)
+
+# ---------------------------------------------------------------------------------- serialisation
+
+_RECORD_TYPES: dict[str, type[Any]] = {
+    cls.type: cls
+    for cls in (
+        JoinGroup,
+        SyncGroup,
+        Heartbeat,
+        LeaveGroup,
+        OffsetCommit,
+        OffsetFetch,
+        DescribeGroups,
+        FindCoordinator,
+        Tick,
+        JoinGroupResponse,
+        SyncGroupResponse,
+        HeartbeatResponse,
+        LeaveGroupResponse,
+        OffsetCommitResponse,
+        OffsetFetchResponse,
+        DescribeGroupsResponse,
+        FindCoordinatorResponse,
+    )
+}
+
+_NESTED: dict[str, type[Any]] = {
+    "protocols": Protocol,
+    "assignments": Assignment,
+    "members": MemberIdentity,  # overridden per record below
+    "offsets": TopicPartitionOffset,
+    "partitions": TopicPartition,
+}
+
+_NESTED_BY_RECORD: dict[tuple[str, str], type[Any]] = {
+    ("LeaveGroup", "members"): MemberIdentity,
+    ("JoinGroupResponse", "members"): JoinedMember,
+    ("LeaveGroupResponse", "members"): MemberResult,
+    ("OffsetCommitResponse", "partitions"): PartitionError,
+    ("OffsetFetchResponse", "partitions"): FetchedOffset,
+    ("DescribeGroupsResponse", "members"): DescribedMember,
+}
+
+
+class TraceFormatError(ValueError):
+    """A JSON object is not a valid command or response; the message names the field."""
+
+
+def to_json(record: Command | Response) -> dict[str, Any]:
+    """Plain JSON object for a command or response, with a ``type`` field first."""
+    out: dict[str, Any] = {"type": record.type}
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        if isinstance(value, tuple):
+            value = [dataclasses.asdict(v) for v in value]
+        out[f.name] = value
+    return out
+
+
+def from_json(obj: Any) -> Command | Response:
+    """Inverse of :func:`to_json`. Raises :class:`TraceFormatError` naming the bad field."""
+    if not isinstance(obj, dict):
+        raise TraceFormatError(f"expected a JSON object, got {type(obj).__name__}")
+    kind = obj.get("type")
+    cls = _RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise TraceFormatError(f"field 'type': unknown command or response {kind!r}")
+    kwargs: dict[str, Any] = {}
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key, value in obj.items():
+        if key == "type":
+            continue
+        if key not in names:
+            raise TraceFormatError(f"field {kind}.{key}: not a field of {kind}")
+        if isinstance(value, list):
+            nested = _NESTED_BY_RECORD.get((kind, key), _NESTED.get(key))
+            if nested is None:
+                raise TraceFormatError(f"field {kind}.{key}: unexpected list")
+            try:
+                value = tuple(nested(**v) for v in value)
+            except TypeError as exc:
+                raise TraceFormatError(f"field {kind}.{key}: {exc}") from None
+        kwargs[key] = value
+    try:
+        record = cls(**kwargs)
+    except TypeError as exc:
+        raise TraceFormatError(f"{kind}: {exc}") from None
+    return record  # type: ignore[no-any-return]

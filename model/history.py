@@ -1,0 +1,142 @@
+"""One group's history: the timestamped events a run produced, in the order they happened.
+
+A history is what the differential engine records and what every checker folds over (in pytest, in
+``kgc analyze`` and inside a Spark ``groupBy``). Times are milliseconds since the run started, as
+measured on the client's monotonic clock: ``Invoke.at_ms`` right before the request was written,
+``Receive.at_ms`` right after its response was read.
+
+Events:
+
+* ``Invoke``  — a client sent ``command`` (``request_id`` is unique within the history).
+* ``Receive`` — the response to ``request_id`` arrived.
+* ``Tick``    — the driver let ``ms`` of real time pass (for replay; the checker needs nothing
+  from it, since every other event carries its own time).
+* ``Quiet``   — the driver declares that everything that was going to arrive by ``at_ms`` has
+  arrived. Responses the model emitted long enough before ``at_ms`` (see
+  ``CheckerConfig.latency_bound_ms``) and that never arrived count as missing.
+* ``Fault``   — the nemesis acted on the target (kill, pause, resume, restart a node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
+
+from kgc.model.commands import (
+    Request,
+    Response,
+    TraceFormatError,
+    from_json,
+    to_json,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invoke:
+    kind: ClassVar[str] = "invoke"
+    step: int
+    at_ms: float
+    request_id: int
+    command: Request
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Receive:
+    kind: ClassVar[str] = "receive"
+    step: int
+    at_ms: float
+    request_id: int
+    response: Response
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tick:
+    kind: ClassVar[str] = "tick"
+    step: int
+    at_ms: float
+    ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Quiet:
+    kind: ClassVar[str] = "quiet"
+    step: int
+    at_ms: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fault:
+    kind: ClassVar[str] = "fault"
+    step: int
+    at_ms: float
+    action: str  # kill | pause | resume | restart
+    node: int
+
+
+Event: TypeAlias = Invoke | Receive | Tick | Quiet | Fault
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": event.kind, "step": event.step, "at_ms": event.at_ms}
+    if isinstance(event, Invoke):
+        out["request_id"] = event.request_id
+        out["command"] = to_json(event.command)
+    elif isinstance(event, Receive):
+        out["request_id"] = event.request_id
+        out["response"] = to_json(event.response)
+    elif isinstance(event, Tick):
+        out["ms"] = event.ms
+    elif isinstance(event, Fault):
+        out["action"] = event.action
+        out["node"] = event.node
+    return out
+
+
+def _field(obj: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    if name not in obj:
+        raise TraceFormatError(f"field '{name}': missing")
+    value = obj[name]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise TraceFormatError(f"field '{name}': expected {kind}, got {value!r}")
+    return value
+
+
+def event_from_json(obj: Any) -> Event:
+    """Inverse of :func:`event_to_json`; raises :class:`TraceFormatError` naming the field."""
+    if not isinstance(obj, dict):
+        raise TraceFormatError(f"expected a JSON object, got {type(obj).__name__}")
+    kind = obj.get("kind")
+    step = _field(obj, "step", int)
+    at_ms = float(_field(obj, "at_ms", (int, float)))
+    if kind == "invoke":
+        command = from_json(_field(obj, "command", dict))
+        if command.type == "Tick" or command.type.endswith("Response"):
+            raise TraceFormatError(f"field 'command': {command.type} is not a request")
+        return Invoke(
+            step=step,
+            at_ms=at_ms,
+            request_id=_field(obj, "request_id", int),
+            command=command,  # type: ignore[arg-type]
+        )
+    if kind == "receive":
+        response = from_json(_field(obj, "response", dict))
+        if not response.type.endswith("Response"):
+            raise TraceFormatError(f"field 'response': {response.type} is not a response")
+        return Receive(
+            step=step,
+            at_ms=at_ms,
+            request_id=_field(obj, "request_id", int),
+            response=response,  # type: ignore[arg-type]
+        )
+    if kind == "tick":
+        return Tick(step=step, at_ms=at_ms, ms=_field(obj, "ms", int))
+    if kind == "quiet":
+        return Quiet(step=step, at_ms=at_ms)
+    if kind == "fault":
+        return Fault(
+            step=step,
+            at_ms=at_ms,
+            action=_field(obj, "action", str),
+            node=_field(obj, "node", int),
+        )
+    raise TraceFormatError(f"field 'kind': unknown event kind {kind!r}")
