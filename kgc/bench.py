@@ -13,7 +13,7 @@ import sys
 
 BENCHMARKS: dict[str, str] = {
     "broker": "kgc.conformance.bench_broker:run",
-    "model": "kgc.model_bench:run",
+    "model": "kgc.bench_model:run",
     "check": "kgc.conformance.bench_check:run",
     "z3": "kgc.properties.bench_z3:run",
     "pipeline": "kgc.pipeline.bench_pipeline:run",
