@@ -132,6 +132,15 @@ class Checker(Generic[S]):
         sets = [frozenset(self.model.outbox(s)) for s in self.states]
         return frozenset.intersection(*sets) if sets else frozenset()
 
+    def due(self, at_ms: float) -> frozenset[int]:
+        """Requests answered in every state once time reaches ``at_ms`` (timers that must have
+        fired by then included). Looks ahead without changing the set."""
+        sets = [
+            frozenset(self.model.outbox(s))
+            for s in set(self._advance(self.states, at_ms))
+        ]
+        return frozenset.intersection(*sets) if sets else frozenset()
+
     def may_answer(self) -> frozenset[int]:
         """Requests that some live state has answered."""
         return frozenset().union(*(frozenset(self.model.outbox(s)) for s in self.states))

@@ -1,0 +1,163 @@
+"""The engine: one driver loop that sends commands to a target, records the history, and checks it.
+
+Per step (DESIGN-NOTES.md, "Requests that stay pending"):
+
+1. ``Tick(ms)``: let ``ms`` of the target's time pass while collecting whatever arrives.
+   A request: stamp the send time, ``send`` it (never blocks), record ``Invoke``.
+2. Collect: poll until every response the checker says *must* have been emitted by now has arrived
+   (``Checker.due``), then a short grace period for anything else (``grace_ms``). A response that
+   must arrive but does not within ``must_timeout_ms`` is a hang, and the following ``Quiet`` makes
+   it a divergence — reported as such, never as a test timeout.
+3. Record ``Quiet(now)``: nothing else arrived.
+
+Every event is fed to the checker as it is recorded, so the first divergence is known at the event
+that caused it. The engine never sleeps blindly: time passes inside ``poll``.
+
+Front ends (the Hypothesis state machine, ``kgc check``, ``kgc replay``, the pytest plugin, the Spark
+pipeline's synthetic corpora) all drive this one class and consume the same :class:`StepResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgc.model.checker import Checker, CheckerConfig, Divergence, Model
+from kgc.model.commands import Command, Request, Response, Tick
+from kgc.model.history import Event, Invoke, Quiet, Receive
+from kgc.model.history import Tick as TickEvent
+from kgc.properties.target import Arrival, Target
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineConfig:
+    grace_ms: float = 40.0  # how long to listen for "may" responses after the "must" ones
+    must_timeout_ms: float = 4000.0  # a "must" response later than this is a hang
+    poll_slice_ms: float = 20.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepResult:
+    step: int
+    command: Command
+    request_id: int | None
+    received: tuple[tuple[int, Response], ...]  # (request id, response) that arrived in this step
+    divergence: Divergence | None
+
+
+@dataclass(slots=True)
+class Engine:
+    target: Target
+    model: Model[Any]
+    checker_config: CheckerConfig = field(default_factory=CheckerConfig)
+    config: EngineConfig = field(default_factory=EngineConfig)
+    on_event: Callable[[Event, dict[str, Any]], None] | None = None
+    events: list[Event] = field(init=False, default_factory=list)
+    extras: list[dict[str, Any]] = field(init=False, default_factory=list)
+    checker: Checker[Any] = field(init=False)
+    requests: dict[int, Request] = field(init=False, default_factory=dict)
+    answered: set[int] = field(init=False, default_factory=set)
+    step: int = field(init=False, default=0)
+    _next_request: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.checker = Checker(self.model, self.checker_config)
+
+    # ------------------------------------------------------------------ recording
+    def _record(self, event: Event, extras: dict[str, Any] | None = None) -> None:
+        self.events.append(event)
+        self.extras.append(extras or {})
+        self.checker.feed(event)
+        if self.on_event is not None:
+            self.on_event(event, extras or {})
+
+    def _receive(self, step: int, arrival: Arrival, received: list[tuple[int, Response]]) -> None:
+        if arrival.request_id in self.answered:
+            return
+        self.answered.add(arrival.request_id)
+        received.append((arrival.request_id, arrival.response))
+        self._record(
+            Receive(
+                step=step,
+                at_ms=arrival.at_ms,
+                request_id=arrival.request_id,
+                response=arrival.response,
+            ),
+            arrival.extras,
+        )
+
+    @property
+    def divergence(self) -> Divergence | None:
+        return self.checker.divergence
+
+    # ------------------------------------------------------------------ driving
+    def execute(self, command: Command) -> StepResult:
+        """Run one command and collect its step's responses."""
+        step = self.step
+        self.step += 1
+        received: list[tuple[int, Response]] = []
+        request_id: int | None = None
+        if isinstance(command, Tick):
+            start = self.target.now_ms()
+            self._record(TickEvent(step=step, at_ms=start, ms=command.ms))
+            end = start + command.ms
+            while (now := self.target.now_ms()) < end and self.divergence is None:
+                for a in self.target.poll(min(self.config.poll_slice_ms * 5, end - now)):
+                    self._receive(step, a, received)
+        else:
+            if self.target.in_flight(command.client):
+                raise ValueError(
+                    f"{command.client} already has a request in flight; "
+                    "one request per client connection (the broker mutes the connection)"
+                )
+            request_id = self._next_request
+            self._next_request += 1
+            self.requests[request_id] = command
+            at = self.target.now_ms()
+            self.target.send(request_id, command)
+            self._record(Invoke(step=step, at_ms=at, request_id=request_id, command=command))
+        if self.divergence is None:
+            self._collect(step, received)
+        return StepResult(
+            step=step,
+            command=command,
+            request_id=request_id,
+            received=tuple(received),
+            divergence=self.divergence,
+        )
+
+    def _collect(self, step: int, received: list[tuple[int, Response]]) -> None:
+        start = self.target.now_ms()
+        grace_end = start + self.config.grace_ms
+        hard_end = start + self.config.must_timeout_ms
+        while self.divergence is None:
+            now = self.target.now_ms()
+            waiting = self.checker.due(now) - self.answered
+            if not waiting and now >= grace_end:
+                break
+            if now >= hard_end:
+                break
+            limit = (hard_end if waiting else grace_end) - now
+            for a in self.target.poll(max(0.0, min(self.config.poll_slice_ms, limit))):
+                self._receive(step, a, received)
+        if self.divergence is None:
+            self._record(Quiet(step=step, at_ms=self.target.now_ms()))
+
+    def run(self, commands: Iterable[Command], *, stop_at_divergence: bool = True) -> Divergence | None:
+        for c in commands:
+            if isinstance(c, Tick) or not self.target.in_flight(c.client):
+                self.execute(c)
+            else:  # a replayed command whose client is still waiting: let it finish first
+                self._drain(c.client)
+                self.execute(c)
+            if stop_at_divergence and self.divergence is not None:
+                break
+        return self.divergence
+
+    def _drain(self, client: str) -> None:
+        end = self.target.now_ms() + self.config.must_timeout_ms
+        received: list[tuple[int, Response]] = []
+        while self.target.in_flight(client) and self.target.now_ms() < end:
+            for a in self.target.poll(self.config.poll_slice_ms):
+                self._receive(self.step, a, received)

@@ -1,0 +1,420 @@
+"""The differential state machine: Hypothesis generates group-protocol command sequences.
+
+Each rule builds one command from what the sending client knows (its member id, its generation,
+whether it leads — exactly what a real client would know from the responses it got), sometimes
+deliberately wrong (a stale generation, a stranger's member id), and hands it to the
+:class:`~kgc.properties.engine.Engine`, which sends it to the target and checks every response against
+the reference model. Invariants after each step hold on the *target's* observations alone, so they
+catch a broker bug even where the model has none to compare.
+
+The machine is independent of any broker: a front end supplies a :class:`SuiteContext` that opens a
+fresh target for each example (a fresh group id on a real broker; a :class:`ModelTarget` in the
+model-only tests). See ``kgc.conformance.suite`` for the broker front end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
+
+from kgc.model.checker import CheckerConfig, Model
+from kgc.model.commands import (
+    NO_GENERATION,
+    UNKNOWN_MEMBER_ID,
+    Assignment,
+    DescribeGroups,
+    FindCoordinator,
+    Heartbeat,
+    JoinGroup,
+    JoinGroupResponse,
+    LeaveGroup,
+    MemberIdentity,
+    OffsetCommit,
+    OffsetFetch,
+    Protocol,
+    Response,
+    SyncGroup,
+    Tick,
+    TopicPartition,
+    TopicPartitionOffset,
+)
+from kgc.properties.engine import Engine, EngineConfig, StepResult
+from kgc.properties.target import Target
+from kgc.properties.traces import Trace, new_manifest, render, result_of
+
+MAX_CLIENTS = 4
+TOPIC_PARTITIONS = 3  # partitions of the suite's topic, created by the front end
+
+# Ticks either stay well inside every timeout or clear it; deadlines fall in the tolerance window
+# rarely, and the checker allows both outcomes there.
+TICKS_MS = (5, 60, 250, 700, 1300, 2600)
+SESSION_TIMEOUTS_MS = (1000, 2000)
+REBALANCE_TIMEOUTS_MS = (1000, 2000)
+PROTOCOL_SETS: tuple[tuple[str, ...], ...] = (("range",), ("range", "roundrobin"), ("roundrobin",))
+
+
+class DivergenceError(AssertionError):
+    """The target answered something the model does not allow (message: the readable trace)."""
+
+
+class InvariantError(AssertionError):
+    """The target's own answers contradict each other (no model involved)."""
+
+
+@dataclass(slots=True)
+class ClientView:
+    """What one client knows, learned only from its own responses."""
+
+    client: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    group_instance_id: str | None
+    protocols: tuple[str, ...]
+    member_id: str = UNKNOWN_MEMBER_ID
+    generation_id: int = NO_GENERATION
+    protocol_name: str | None = None
+    leader: bool = False
+    members: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class SuiteContext:
+    """What a front end provides. ``open_target(group_id)`` returns a fresh :class:`Target`."""
+
+    open_target: Callable[[str], Target]
+    new_model: Callable[[], Model[Any]]
+    group_prefix: str = "kgc-"
+    scenario: str = "classic"
+    profile: str = "ci"
+    checker_config: CheckerConfig = field(default_factory=CheckerConfig)
+    engine_config: EngineConfig = field(default_factory=EngineConfig)
+    versions: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    manifest_extra: dict[str, Any] = field(default_factory=dict)
+    on_example_end: Callable[[Any], None] | None = None
+    # filled as examples run
+    examples: int = 0
+    commands: int = 0
+    ticks: int = 0
+    coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    new_group_id: Callable[[], str] | None = None
+
+    def version(self, api: str, draw: Callable[[st.SearchStrategy[int]], int]) -> int:
+        choices = self.versions.get(api) or DEFAULT_VERSIONS[api]
+        return draw(st.sampled_from(choices))
+
+
+# Versions exercised by default: each is accepted by both Kafka 3.9.x and 4.x (KIP-896 removed the
+# oldest ones in 4.0). JoinGroup v3 is before KIP-394's member-id handshake, v4+ after it; v5+
+# carries group.instance.id (KIP-345).
+DEFAULT_VERSIONS: dict[str, tuple[int, ...]] = {
+    "JoinGroup": (3, 5, 7),
+    "SyncGroup": (3, 4),
+    "Heartbeat": (3, 4),
+    "LeaveGroup": (3, 4),
+    "OffsetCommit": (7, 8),
+    "OffsetFetch": (6, 7),
+    "DescribeGroups": (4, 5),
+    "FindCoordinator": (3,),
+}
+
+
+def assignment_for(members: tuple[str, ...], topic: str) -> tuple[Assignment, ...]:
+    """The test leader's assignment: partitions of ``topic`` round-robin over sorted members."""
+    ordered = sorted(members)
+    parts: dict[str, list[int]] = {m: [] for m in ordered}
+    for p in range(TOPIC_PARTITIONS):
+        parts[ordered[p % len(ordered)]].append(p)
+    return tuple(
+        Assignment(member_id=m, assignment=json.dumps({topic: parts[m]}, sort_keys=True))
+        for m in ordered
+    )
+
+
+class GroupMachine(RuleBasedStateMachine):
+    """Subclassed by :func:`machine_for` with a concrete :class:`SuiteContext`."""
+
+    context: SuiteContext
+    clients = Bundle("clients")
+
+    def __init__(self) -> None:
+        super().__init__()
+        ctx = self.context
+        ctx.examples += 1
+        self.group_id = ctx.new_group_id() if ctx.new_group_id else f"{ctx.group_prefix}example"
+        self.topic = f"{self.group_id}-t"
+        self.target = ctx.open_target(self.group_id)
+        self.engine = Engine(
+            self.target,
+            ctx.new_model(),
+            checker_config=ctx.checker_config,
+            config=ctx.engine_config,
+        )
+        self.views: dict[str, ClientView] = {}
+        self.leaders: dict[int, str] = {}  # generation -> leader, as observed
+        self.max_generation = NO_GENERATION
+
+    # ------------------------------------------------------------------ plumbing
+    def _run(self, command: Any) -> StepResult:
+        ctx = self.context
+        if isinstance(command, Tick):
+            ctx.ticks += 1
+        else:
+            ctx.commands += 1
+        result = self.engine.execute(command)
+        for rid, response in result.received:
+            self._learn(self.engine.requests[rid], response)
+        if result.divergence is not None:
+            raise DivergenceError(self.report())
+        return result
+
+    def _learn(self, request: Any, response: Response) -> None:
+        view = self.views.get(request.client)
+        key = (getattr(response, "error", "") or "per-partition")
+        self.context.coverage[(request.type, key, "")] = (
+            self.context.coverage.get((request.type, key, ""), 0) + 1
+        )
+        if view is None:
+            return
+        if isinstance(response, JoinGroupResponse):
+            if response.error == "NONE":
+                view.member_id = response.member_id
+                view.generation_id = response.generation_id
+                view.protocol_name = response.protocol_name
+                view.leader = response.leader == response.member_id
+                view.members = tuple(m.member_id for m in response.members)
+                seen = self.leaders.setdefault(response.generation_id, response.leader)
+                if seen != response.leader:
+                    raise InvariantError(
+                        f"generation {response.generation_id} has two leaders: {seen} and "
+                        f"{response.leader}\n" + self.report()
+                    )
+                if response.generation_id < self.max_generation:
+                    raise InvariantError(
+                        f"generation went backwards: {response.generation_id} after "
+                        f"{self.max_generation}\n" + self.report()
+                    )
+                self.max_generation = response.generation_id
+            elif response.error == "MEMBER_ID_REQUIRED":
+                view.member_id = response.member_id
+            elif response.error in ("UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"):
+                view.member_id = UNKNOWN_MEMBER_ID
+                view.generation_id = NO_GENERATION
+        elif getattr(response, "error", None) == "UNKNOWN_MEMBER_ID" and request.type in (
+            "SyncGroup",
+            "Heartbeat",
+        ):
+            view.member_id = UNKNOWN_MEMBER_ID
+            view.generation_id = NO_GENERATION
+
+    def trace(self) -> Trace:
+        """This example's history as a trace (manifest, events, verdict)."""
+        ctx = self.context
+        manifest = new_manifest(
+            target=self.target.describe(),
+            group_id=self.group_id,
+            seed=ctx.manifest_extra.get("seed"),
+            profile=ctx.profile,
+            scenario=ctx.scenario,
+            model=ctx.manifest_extra.get("model", {}),
+            checker=dataclasses.asdict(ctx.checker_config),
+        )
+        return Trace(
+            manifest=manifest,
+            events=list(self.engine.events),
+            extras=list(self.engine.extras),
+            result=result_of(self.engine),
+        )
+
+    def report(self) -> str:
+        return render(self.trace())
+
+    def _idle(self, client: str) -> bool:
+        return not self.target.in_flight(client)
+
+    # ------------------------------------------------------------------ rules
+    @rule(
+        target=clients,
+        session=st.sampled_from(SESSION_TIMEOUTS_MS),
+        rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS),
+        static=st.booleans(),
+        protocols=st.sampled_from(PROTOCOL_SETS),
+    )
+    @precondition(lambda self: len(self.views) < MAX_CLIENTS)
+    def new_client(self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]) -> str:
+        name = f"c{len(self.views) + 1}"
+        self.views[name] = ClientView(
+            client=name,
+            session_timeout_ms=session,
+            rebalance_timeout_ms=max(rebalance, session),
+            group_instance_id=f"{name}-instance" if static else None,
+            protocols=protocols,
+        )
+        return name
+
+    @rule(client=clients, data=st.data(), fresh=st.booleans())
+    def join(self, client: str, data: st.DataObject, fresh: bool) -> None:
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        version = self.context.version("JoinGroup", data.draw)
+        instance = v.group_instance_id if version >= 5 else None
+        member_id = UNKNOWN_MEMBER_ID if (fresh and v.generation_id < 0) else v.member_id
+        self._run(
+            JoinGroup(
+                client=client,
+                member_id=member_id,
+                group_instance_id=instance,
+                session_timeout_ms=v.session_timeout_ms,
+                rebalance_timeout_ms=v.rebalance_timeout_ms,
+                protocols=tuple(
+                    Protocol(name=p, metadata=json.dumps({"topics": [self.topic]}))
+                    for p in v.protocols
+                ),
+                version=version,
+            )
+        )
+
+    @rule(client=clients, data=st.data(), stale=st.booleans())
+    def sync(self, client: str, data: st.DataObject, stale: bool) -> None:
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        if v.generation_id < 0 and not stale:
+            return
+        version = self.context.version("SyncGroup", data.draw)
+        generation = v.generation_id - 1 if stale else v.generation_id
+        assignments = assignment_for(v.members, self.topic) if (v.leader and v.members) else ()
+        self._run(
+            SyncGroup(
+                client=client,
+                member_id=v.member_id,
+                generation_id=generation,
+                group_instance_id=v.group_instance_id if version >= 3 else None,
+                protocol_type="consumer" if version >= 5 else None,
+                protocol_name=v.protocol_name if version >= 5 else None,
+                assignments=assignments,
+                version=version,
+            )
+        )
+
+    @rule(client=clients, data=st.data(), generation=st.sampled_from(("current", "stale", "none")))
+    def heartbeat(self, client: str, data: st.DataObject, generation: str) -> None:
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        gen = {"current": v.generation_id, "stale": v.generation_id - 1, "none": NO_GENERATION}
+        version = self.context.version("Heartbeat", data.draw)
+        self._run(
+            Heartbeat(
+                client=client,
+                member_id=v.member_id,
+                generation_id=gen[generation],
+                group_instance_id=v.group_instance_id if version >= 3 else None,
+                version=version,
+            )
+        )
+
+    @rule(client=clients, data=st.data(), stranger=st.booleans())
+    def leave(self, client: str, data: st.DataObject, stranger: bool) -> None:
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        member_id = "stranger" if stranger else v.member_id
+        if not member_id and v.group_instance_id is None:
+            return
+        version = self.context.version("LeaveGroup", data.draw)
+        self._run(
+            LeaveGroup(
+                client=client,
+                members=(
+                    MemberIdentity(
+                        member_id=member_id,
+                        group_instance_id=None if stranger else v.group_instance_id,
+                    ),
+                ),
+                version=version,
+            )
+        )
+
+    @rule(
+        client=clients,
+        data=st.data(),
+        generation=st.sampled_from(("current", "stale", "simple")),
+        offset=st.integers(0, 1000),
+    )
+    def commit(self, client: str, data: st.DataObject, generation: str, offset: int) -> None:
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        if generation == "simple":
+            member_id, gen, instance = UNKNOWN_MEMBER_ID, NO_GENERATION, None
+        else:
+            member_id = v.member_id
+            gen = v.generation_id if generation == "current" else v.generation_id - 1
+            instance = v.group_instance_id
+        version = self.context.version("OffsetCommit", data.draw)
+        self._run(
+            OffsetCommit(
+                client=client,
+                member_id=member_id,
+                generation_id=gen,
+                group_instance_id=instance,
+                offsets=(TopicPartitionOffset(topic=self.topic, partition=0, offset=offset),),
+                version=version,
+            )
+        )
+
+    @rule(client=clients, data=st.data())
+    def fetch(self, client: str, data: st.DataObject) -> None:
+        if not self._idle(client):
+            return
+        version = self.context.version("OffsetFetch", data.draw)
+        self._run(
+            OffsetFetch(
+                client=client,
+                partitions=(TopicPartition(topic=self.topic, partition=0),),
+                version=version,
+            )
+        )
+
+    @rule(client=clients, data=st.data())
+    def describe(self, client: str, data: st.DataObject) -> None:
+        if not self._idle(client):
+            return
+        version = self.context.version("DescribeGroups", data.draw)
+        self._run(DescribeGroups(client=client, version=version))
+
+    @rule(client=clients, data=st.data())
+    def find_coordinator(self, client: str, data: st.DataObject) -> None:
+        if not self._idle(client):
+            return
+        version = self.context.version("FindCoordinator", data.draw)
+        self._run(FindCoordinator(client=client, version=version))
+
+    @rule(ms=st.sampled_from(TICKS_MS))
+    def tick(self, ms: int) -> None:
+        self._run(Tick(ms=ms))
+
+    # ------------------------------------------------------------------ invariants
+    @invariant()
+    def model_agrees(self) -> None:
+        if self.engine.divergence is not None:
+            raise DivergenceError(self.report())
+
+    def teardown(self) -> None:
+        try:
+            if self.context.on_example_end is not None:
+                self.context.on_example_end(self)
+        finally:
+            self.target.close()
+
+
+def machine_for(context: SuiteContext) -> type[GroupMachine]:
+    """A concrete machine class bound to ``context`` (Hypothesis instantiates it per example)."""
+    return type("GroupMachineUnderTest", (GroupMachine,), {"context": context})

@@ -1,0 +1,326 @@
+"""Traces: the durable record of one run against one group (format version 1).
+
+A trace is data — versioned, self-describing, written atomically and never silently overwritten
+(STYLE.md, "Traces"). Two encodings of the same content:
+
+* JSONL (``*.jsonl``): a ``manifest`` line, one line per history event
+  (:func:`kgc.model.history.event_to_json`, plus optional extra keys such as ``latency_ms``), and a
+  final ``result`` line. This is what recorded runs and corpora use, and what the Spark pipeline reads.
+* JSON (``*.json``): one document ``{"manifest": …, "events": […], "result": …}``. Minimal failing
+  cases are saved this way under ``traces/``.
+
+The manifest names the format version, the kgc version, the target (implementation, version, mode,
+nodes, config), the seed and profile, the model profile and the checker's tolerances, so that a trace
+can be re-checked with no broker (``kgc analyze``) and re-sent to any broker (``kgc replay``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgc.model.commands import TraceFormatError, to_json
+from kgc.model.history import Event, Invoke, Tick, event_from_json, event_to_json
+
+FORMAT_VERSION = 1
+
+
+class TraceError(Exception):
+    """A trace file cannot be used; the message names the file, the line and the field."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Trace:
+    manifest: dict[str, Any]
+    events: list[Event]
+    result: dict[str, Any] | None = None
+    extras: list[dict[str, Any]] = field(default_factory=list)  # per-event extra keys, same index
+
+    @property
+    def commands(self) -> list[Any]:
+        """The command sequence (requests and ticks) in the order the driver issued them."""
+        out: list[Any] = []
+        for e in self.events:
+            if isinstance(e, Invoke):
+                out.append(e.command)
+            elif isinstance(e, Tick):
+                from kgc.model.commands import Tick as TickCommand
+
+                out.append(TickCommand(ms=e.ms))
+        return out
+
+    def to_document(self) -> dict[str, Any]:
+        events = []
+        for i, e in enumerate(self.events):
+            obj = event_to_json(e)
+            if i < len(self.extras):
+                obj.update(self.extras[i])
+            events.append(obj)
+        return {"manifest": self.manifest, "events": events, "result": self.result}
+
+    def fingerprint(self) -> str:
+        """Stable id of what the trace *does*: its command sequence and where it diverged."""
+        h = hashlib.sha256()
+        for c in self.commands:
+            h.update(json.dumps(to_json(c), sort_keys=True).encode())
+        if self.result and self.result.get("divergence"):
+            h.update(str(self.result["divergence"].get("index")).encode())
+        return h.hexdigest()[:12]
+
+
+# ------------------------------------------------------------------------------------- reading
+
+
+def _parse_event(obj: Any, where: str) -> tuple[Event, dict[str, Any]]:
+    try:
+        event = event_from_json(obj)
+    except TraceFormatError as exc:
+        raise TraceError(f"{where}: {exc}") from None
+    known = {"kind", "step", "at_ms", "request_id", "command", "response", "ms", "action", "node"}
+    extras = {k: v for k, v in obj.items() if k not in known}
+    return event, extras
+
+
+def _check_manifest(manifest: Any, where: str) -> dict[str, Any]:
+    if not isinstance(manifest, dict):
+        raise TraceError(f"{where}: field 'manifest': expected a JSON object")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise TraceError(
+            f"{where}: field 'manifest.format_version': {version!r} is not supported "
+            f"(this kgc reads version {FORMAT_VERSION}); re-record the trace with this kgc"
+        )
+    return manifest
+
+
+def load(path: str | Path) -> Trace:
+    """Read a ``.json`` or ``.jsonl`` trace. Raises :class:`TraceError`; never writes anything."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise TraceError(f"{p}: not UTF-8 text") from None
+    if p.suffix == ".jsonl":
+        return _load_jsonl(p, text)
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{p}:{exc.lineno}: bad JSON: {exc.msg}") from None
+    if not isinstance(doc, dict):
+        raise TraceError(f"{p}: expected a JSON object with 'manifest' and 'events'")
+    manifest = _check_manifest(doc.get("manifest"), str(p))
+    raw_events = doc.get("events")
+    if not isinstance(raw_events, list):
+        raise TraceError(f"{p}: field 'events': expected a list")
+    events, extras = [], []
+    for i, obj in enumerate(raw_events):
+        e, x = _parse_event(obj, f"{p}: events[{i}]")
+        events.append(e)
+        extras.append(x)
+    result = doc.get("result")
+    return Trace(manifest=manifest, events=events, result=result, extras=extras)
+
+
+def _load_jsonl(p: Path, text: str) -> Trace:
+    manifest: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    events: list[Event] = []
+    extras: list[dict[str, Any]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{p}:{lineno}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{where}: bad JSON: {exc.msg}") from None
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        if manifest is None:
+            if kind != "manifest":
+                raise TraceError(f"{where}: field 'kind': the first line must be the manifest")
+            manifest = _check_manifest(obj, where)
+        elif kind == "result":
+            result = obj
+        else:
+            e, x = _parse_event(obj, where)
+            events.append(e)
+            extras.append(x)
+    if manifest is None:
+        raise TraceError(f"{p}: empty trace (no manifest line)")
+    return Trace(manifest=manifest, events=events, result=result, extras=extras)
+
+
+# ------------------------------------------------------------------------------------- writing
+
+
+def _atomic_write(path: Path, data: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps_jsonl(trace: Trace) -> str:
+    doc = trace.to_document()
+    lines = [json.dumps({"kind": "manifest", **doc["manifest"]}, sort_keys=True)]
+    lines += [json.dumps(e, sort_keys=True) for e in doc["events"]]
+    if trace.result is not None:
+        lines.append(json.dumps({"kind": "result", **trace.result}, sort_keys=True))
+    return "\n".join(lines) + "\n"
+
+
+def dumps_json(trace: Trace) -> str:
+    return json.dumps(trace.to_document(), indent=1, sort_keys=True) + "\n"
+
+
+def save(trace: Trace, path: str | Path) -> Path:
+    """Write atomically. An existing file with the same content is kept; a *different* existing
+    file is never overwritten: the new trace goes to ``name-2.json``, ``name-3.json``, …"""
+    p = Path(path)
+    data = dumps_jsonl(trace) if p.suffix == ".jsonl" else dumps_json(trace)
+    candidate, n = p, 1
+    while candidate.exists():
+        if candidate.read_text(encoding="utf-8") == data:
+            return candidate
+        n += 1
+        candidate = p.with_name(f"{p.stem}-{n}{p.suffix}")
+    _atomic_write(candidate, data)
+    return candidate
+
+
+def save_failure(trace: Trace, directory: str | Path, *, scenario: str, check: str) -> Path:
+    """Save a minimal failing case as ``<dir>/<scenario>_<check>_<fingerprint>.json``."""
+    name = f"{scenario}_{check}_{trace.fingerprint()}.json"
+    return save(trace, Path(directory) / name)
+
+
+def load_many(paths: Iterable[str | Path]) -> list[tuple[Path, Trace]]:
+    """Expand directories to their ``*.json``/``*.jsonl`` files and load every trace."""
+    out = []
+    for path in expand(paths):
+        out.append((path, load(path)))
+    return out
+
+
+def expand(paths: Iterable[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files += sorted(q for q in p.rglob("*") if q.suffix in (".json", ".jsonl"))
+        else:
+            files.append(p)
+    return files
+
+
+def render(trace: Trace, *, width: int = 100) -> str:
+    """A failing case as a person reads it: one line per step, model vs broker side by side."""
+    from kgc.model.history import Fault, Quiet, Receive
+
+    div = (trace.result or {}).get("divergence") or {}
+    bad = div.get("index")
+    lines = []
+    t = trace.manifest.get("target", {})
+    lines.append(
+        f"trace {trace.manifest.get('trace_id', '?')} against {t.get('implementation', '?')} "
+        f"{t.get('version', '?')} ({t.get('mode', '?')}, {t.get('nodes', '?')} node(s)), "
+        f"group {trace.manifest.get('group_id', '?')}, seed {trace.manifest.get('seed', '?')}"
+    )
+    for i, e in enumerate(trace.events):
+        mark = ">>" if i == bad else "  "
+        if isinstance(e, Invoke):
+            c = to_json(e.command)
+            c.pop("type")
+            client = c.pop("client", "")
+            args = ", ".join(f"{k}={v!r}" for k, v in c.items() if v not in (None, "", (), []))
+            text = f"{e.at_ms:9.1f}ms  {client:>4} -> {e.command.type}({args}) #{e.request_id}"
+        elif isinstance(e, Receive):
+            r = to_json(e.response)
+            kind = r.pop("type")
+            rest = ", ".join(f"{k}={v!r}" for k, v in r.items() if v not in (None, "", (), []))
+            text = f"{e.at_ms:9.1f}ms  {'':>4} <- #{e.request_id} {kind}({rest})"
+        elif isinstance(e, Tick):
+            text = f"{e.at_ms:9.1f}ms  tick {e.ms} ms"
+        elif isinstance(e, Quiet):
+            continue
+        elif isinstance(e, Fault):
+            text = f"{e.at_ms:9.1f}ms  nemesis: {e.action} node {e.node}"
+        else:  # pragma: no cover - exhaustive
+            text = repr(e)
+        if len(text) > width:
+            text = text[: width - 3] + "..."
+        lines.append(f"{mark} {text}")
+        if i == bad:
+            lines.append(f"   !! first divergence: {div.get('reason', '')}")
+            for allowed in div.get("allowed", [])[:6]:
+                lines.append(f"      model allowed: {allowed[: width - 21]}")
+    return "\n".join(lines)
+
+
+def new_manifest(
+    *,
+    target: dict[str, Any],
+    group_id: str,
+    seed: int | None,
+    profile: str,
+    scenario: str,
+    model: dict[str, Any],
+    checker: dict[str, Any],
+) -> dict[str, Any]:
+    import datetime
+    import secrets
+
+    import kgc
+
+    return {
+        "format_version": FORMAT_VERSION,
+        "kgc_version": kgc.__version__,
+        "trace_id": secrets.token_hex(8),
+        "created_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "scenario": scenario,
+        "group_id": group_id,
+        "seed": seed,
+        "profile": profile,
+        "target": target,
+        "model": model,
+        "checker": checker,
+    }
+
+
+def commands_of(events: Sequence[Event]) -> list[Any]:
+    return Trace(manifest={}, events=list(events)).commands
+
+
+def result_of(engine: Any) -> dict[str, Any]:
+    """The ``result`` record of a finished (or diverged) engine run."""
+    div = engine.divergence
+    out: dict[str, Any] = {
+        "verdict": "pass" if div is None else "divergence",
+        "events": len(engine.events),
+        "peak_states": engine.checker.peak_states,
+        "divergence": None,
+    }
+    if div is not None:
+        out["divergence"] = {
+            "index": div.index,
+            "step": div.event.step,
+            "reason": div.reason,
+            "allowed": list(div.allowed),
+            "observed": event_to_json(div.event),
+        }
+    return out
