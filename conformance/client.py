@@ -1,0 +1,1145 @@
+"""A raw Kafka group-protocol client: one TCP connection per simulated member, one poller for all.
+
+Role: the broker side of the differential engine sends JoinGroup, SyncGroup, Heartbeat, ... exactly
+as a consumer would, but with no consumer logic in between, so every response the broker gives is
+observed as is. Wire encoding uses kafka-python's generated protocol classes (built from Kafka's
+JSON message specs, ``clients/src/main/resources/common/message/*.json``); only the 4-byte length
+framing is done here (Kafka's ``NetworkReceive``/``NetworkSend``).
+
+Rules this client follows (Kafka's ``SocketServer``/``KafkaChannel``, ``NetworkClient``):
+
+* A broker *mutes* a connection while one of its requests is being processed, and a JoinGroup stays
+  pending until the join phase completes. So each simulated member gets its own
+  :class:`Connection`, and a connection allows **at most one request in flight**:
+  :meth:`Connection.send` raises :class:`RequestInFlightError` otherwise (no hidden queue, so the
+  caller always knows which request a response answers).
+* Sending never blocks: :meth:`Connection.send` returns a :class:`Handle` at once. A single-threaded
+  :class:`Poller` (``selectors``) reads every connection registered with it; ``Poller.poll``
+  collects whatever arrived, ``Poller.wait`` waits for given handles up to a deadline. Nothing
+  blocks forever: every wait takes a timeout.
+* Each response is matched to its request by correlation id (per connection, from 1). A response
+  with the wrong correlation id, a closed connection or an undecodable frame fails the pending
+  handle with an error and closes the connection.
+* Versions: ApiVersions once per connection (``ApiVersionsRequest`` v3, retried at the broker's
+  advertised maximum on ``UNSUPPORTED_VERSION``), then per API the highest version both sides know
+  (``min(class max, broker max)``) unless the caller pins one. Negotiated versions are recorded in
+  :attr:`Connection.versions` (``{"JoinGroup": 9, ...}``). A broker whose minimum for an API is
+  above what the classes can encode is a clear :class:`UnsupportedVersionError`.
+* Errors are reported by Kafka's own names (``Errors.java``): :func:`error_name`.
+
+Discovery (:class:`Cluster`): bootstrap -> Metadata -> FindCoordinator for a group, retrying
+``COORDINATOR_NOT_AVAILABLE`` / ``COORDINATOR_LOAD_IN_PROGRESS`` / ``NOT_COORDINATOR`` with bounded
+backoff (the first FindCoordinator on a fresh cluster answers COORDINATOR_NOT_AVAILABLE while
+``__consumer_offsets`` is created) -> :class:`GroupClient` opens member connections to the
+coordinator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import selectors
+import socket
+import struct
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka.protocol.admin.cluster import DescribeClusterRequest, DescribeQuorumRequest
+from kafka.protocol.admin.groups import DescribeGroupsRequest
+from kafka.protocol.admin.topics import CreateTopicsRequest
+from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupRequest,
+)
+from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
+from kafka.protocol.metadata.metadata import MetadataRequest
+
+__all__ = [
+    "ClientError",
+    "Cluster",
+    "Connection",
+    "ConnectionClosedError",
+    "CoordinatorNotFoundError",
+    "GroupClient",
+    "Handle",
+    "Poller",
+    "RequestInFlightError",
+    "RequestTimeoutError",
+    "UnsupportedVersionError",
+    "api_name",
+    "create_topics",
+    "describe_cluster",
+    "describe_groups",
+    "describe_quorum",
+    "error_name",
+    "find_coordinator",
+    "find_coordinator_result",
+    "heartbeat",
+    "join_group",
+    "leave_group",
+    "metadata",
+    "offset_commit",
+    "offset_fetch",
+    "parse_bootstrap",
+    "sync_group",
+]
+
+CLIENT_SOFTWARE_NAME = "kgc"
+CLIENT_SOFTWARE_VERSION = "0.1.0"
+DEFAULT_TIMEOUT_S = 30.0
+_API_VERSIONS_KEY = 18
+_MAX_FRAME_BYTES = 100 * 1024 * 1024
+
+# ------------------------------------------------------------------------------------ error names
+
+# kafka-python's error classes carry Kafka's names in ``message`` except for these codes, where the
+# names below are the ones in Kafka's ``clients/.../common/protocol/Errors.java`` (checked against
+# the 4.3 branch; codes 128-133 are newer than kafka-python's table).
+_ERROR_NAME_OVERRIDES: dict[int, str] = {
+    -1: "UNKNOWN_SERVER_ERROR",
+    0: "NONE",
+    6: "NOT_LEADER_OR_FOLLOWER",
+    10: "MESSAGE_TOO_LARGE",
+    17: "INVALID_TOPIC_EXCEPTION",
+    39: "INVALID_REPLICA_ASSIGNMENT",
+    128: "INVALID_REGULAR_EXPRESSION",
+    129: "REBOOTSTRAP_REQUIRED",
+    130: "STREAMS_INVALID_TOPOLOGY",
+    131: "STREAMS_INVALID_TOPOLOGY_EPOCH",
+    132: "STREAMS_TOPOLOGY_FENCED",
+    133: "SHARE_SESSION_LIMIT_REACHED",
+}
+
+
+def error_name(code: int) -> str:
+    """Kafka's name for a protocol error code: ``0`` -> ``"NONE"``, 22 -> ``"ILLEGAL_GENERATION"``.
+
+    Codes nobody knows come back as ``"UNKNOWN_ERROR_CODE_<code>"`` rather than being folded into
+    ``UNKNOWN_SERVER_ERROR``, so a new broker error stays visible in traces.
+    """
+    if code in _ERROR_NAME_OVERRIDES:
+        return _ERROR_NAME_OVERRIDES[code]
+    import kafka.errors
+
+    cls = kafka.errors.for_code(code)
+    name = getattr(cls, "message", None)
+    if getattr(cls, "errno", None) != code or not isinstance(name, str):
+        return f"UNKNOWN_ERROR_CODE_{code}"
+    return name
+
+
+def api_name(message_class: Any) -> str:
+    """Kafka's API name of a request or response class: ``JoinGroupRequest`` -> ``"JoinGroup"``."""
+    name: str = message_class.name
+    for suffix in ("Request", "Response"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+# ----------------------------------------------------------------------------------------- errors
+
+
+class ClientError(Exception):
+    """Base class of this client's errors."""
+
+
+class ConnectionClosedError(ClientError):
+    """The connection is closed (by the broker, by a protocol error, or by :meth:`close`)."""
+
+
+class RequestInFlightError(ClientError):
+    """A second request was sent on a connection that still has one in flight."""
+
+
+class RequestTimeoutError(ClientError):
+    """A synchronous request got no response within its timeout."""
+
+
+class UnsupportedVersionError(ClientError):
+    """No version of an API is both encodable by kafka-python and accepted by the broker."""
+
+
+class CoordinatorNotFoundError(ClientError):
+    """FindCoordinator kept failing until the discovery deadline."""
+
+
+# ----------------------------------------------------------------------------------------- handle
+
+
+@dataclass(slots=True, eq=False)
+class Handle:
+    """One request on one connection and, once it completes, its response or its error.
+
+    Mutable on purpose: the poller fills in ``received_at`` and ``response`` (or ``error``) when
+    the answer arrives. ``sent_at``/``received_at`` are ``time.monotonic()`` seconds;
+    ``received_at`` is when the poller saw the bytes, the closest this client gets to the
+    broker's send time.
+    """
+
+    connection: Connection
+    correlation_id: int
+    api_key: int
+    api_name: str
+    version: int
+    request: Any
+    sent_at: float
+    deadline: float | None = None
+    received_at: float | None = None
+    response: Any = None
+    error: str | None = None
+    _callbacks: list[Any] = field(default_factory=list, repr=False)
+
+    @property
+    def done(self) -> bool:
+        return self.received_at is not None
+
+    @property
+    def ok(self) -> bool:
+        return self.done and self.error is None
+
+    @property
+    def latency_s(self) -> float | None:
+        return None if self.received_at is None else self.received_at - self.sent_at
+
+    def result(self) -> Any:
+        """The decoded response; raises if the request failed or is still pending."""
+        if self.received_at is None:
+            raise RequestTimeoutError(
+                f"{self.api_name} v{self.version} on {self.connection} is still pending"
+            )
+        if self.error is not None:
+            raise ConnectionClosedError(f"{self.api_name} v{self.version}: {self.error}")
+        return self.response
+
+    def _complete(self, now: float, response: Any = None, error: str | None = None) -> None:
+        self.received_at = now
+        self.response = response
+        self.error = error
+
+
+# ----------------------------------------------------------------------------------------- poller
+
+
+class Poller:
+    """Single-threaded readiness loop over many connections (``selectors.DefaultSelector``).
+
+    Not thread-safe: use one poller from one thread. Connections register themselves when created
+    with ``poller=`` and unregister when closed.
+    """
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._connections: set[Connection] = set()
+        self._completed: list[Handle] = []
+
+    # registration --------------------------------------------------------------------------
+    def _register(self, conn: Connection) -> None:
+        self._connections.add(conn)
+        self._selector.register(conn._sock, selectors.EVENT_READ, conn)
+
+    def _unregister(self, conn: Connection) -> None:
+        self._connections.discard(conn)
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(conn._sock)
+
+    def _want_write(self, conn: Connection, want: bool) -> None:
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.modify(conn._sock, events, conn)
+
+    @property
+    def connections(self) -> frozenset[Connection]:
+        return frozenset(self._connections)
+
+    # polling -------------------------------------------------------------------------------
+    def poll(self, timeout_s: float = 0.0) -> list[Handle]:
+        """Wait up to ``timeout_s`` for I/O once; return the handles that completed meanwhile.
+
+        Returns early as soon as something was read. Per-request deadlines (``send(timeout_s=)``)
+        are enforced here: an expired request fails with an error and its connection closes.
+        """
+        if self._connections:
+            timeout_s = self._bounded_by_deadlines(timeout_s)
+            events = self._selector.select(max(0.0, timeout_s))
+            now = time.monotonic()
+            for key, mask in events:
+                conn: Connection = key.data
+                if mask & selectors.EVENT_WRITE:
+                    conn._flush(now)
+                if mask & selectors.EVENT_READ:
+                    conn._read(now)
+            self._expire(time.monotonic())
+        elif timeout_s > 0:
+            time.sleep(timeout_s)
+        done, self._completed = self._completed, []
+        return done
+
+    def wait(
+        self, handles: Iterable[Handle], timeout_s: float, *, until: str = "all"
+    ) -> list[Handle]:
+        """Poll until every handle (``until="all"``) or any handle (``until="any"``) completes, or
+        ``timeout_s`` passes. Returns the handles among ``handles`` that are complete; handles still
+        pending stay pending (their connection stays busy) so a later answer is not lost."""
+        if until not in ("all", "any"):
+            raise ValueError(f"until must be 'all' or 'any', not {until!r}")
+        handles = list(handles)
+        for h in handles:
+            if h.connection._poller is not self:
+                raise ValueError(f"{h.api_name} handle belongs to another poller")
+        deadline = time.monotonic() + timeout_s
+        while True:
+            complete = [h for h in handles if h.done]
+            if len(complete) == len(handles) or (until == "any" and complete):
+                return complete
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return complete
+            self.poll(remaining)
+
+    def _bounded_by_deadlines(self, timeout_s: float) -> float:
+        deadlines = [
+            c._in_flight.deadline
+            for c in self._connections
+            if c._in_flight is not None and c._in_flight.deadline is not None
+        ]
+        if deadlines:
+            timeout_s = min(timeout_s, min(deadlines) - time.monotonic())
+        return timeout_s
+
+    def _expire(self, now: float) -> None:
+        for conn in list(self._connections):
+            h = conn._in_flight
+            if h is not None and h.deadline is not None and now >= h.deadline:
+                conn._fail(now, f"timeout after {h.deadline - h.sent_at:.3f} s")
+
+    def _record(self, handle: Handle) -> None:
+        self._completed.append(handle)
+
+    def close(self) -> None:
+        for conn in list(self._connections):
+            conn.close()
+        self._selector.close()
+
+
+# ------------------------------------------------------------------------------------- connection
+
+
+class Connection:
+    """One TCP connection to one broker, with at most one request in flight.
+
+    Opening connects (blocking, bounded by ``timeout_s``) and negotiates versions with ApiVersions
+    through the poller, so other connections keep being read meanwhile.
+    """
+
+    _ids = itertools.count(1)
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        client_id: str = "kgc",
+        *,
+        poller: Poller | None = None,
+        timeout_s: float = 10.0,
+        node_id: int | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.client_id = client_id
+        self.node_id = node_id
+        self.serial = next(self._ids)
+        self._poller = poller if poller is not None else Poller()
+        self._correlation = itertools.count(1)
+        self._in_flight: Handle | None = None
+        self._out = bytearray()
+        self._in = bytearray()
+        self.closed_reason: str | None = None
+        #: broker's advertised ``api_key -> (min_version, max_version)``
+        self.broker_versions: dict[int, tuple[int, int]] = {}
+        #: negotiated version per API name, filled as APIs are used (``{"JoinGroup": 9}``)
+        self.versions: dict[str, int] = {}
+        try:
+            self._sock = socket.create_connection((host, port), timeout=timeout_s)
+        except OSError as exc:
+            raise ConnectionClosedError(f"cannot connect to {host}:{port}: {exc}") from None
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock.setblocking(False)
+        self._poller._register(self)
+        try:
+            self._negotiate(timeout_s)
+        except BaseException:
+            self.close()
+            raise
+
+    def __repr__(self) -> str:
+        node = "" if self.node_id is None else f" node {self.node_id}"
+        return f"<Connection #{self.serial} {self.client_id}@{self.host}:{self.port}{node}>"
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def poller(self) -> Poller:
+        return self._poller
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_reason is not None
+
+    @property
+    def in_flight(self) -> Handle | None:
+        return self._in_flight
+
+    # versions ------------------------------------------------------------------------------
+    def _negotiate(self, timeout_s: float) -> None:
+        version = 3
+        for _attempt in range(2):
+            req = ApiVersionsRequest(
+                client_software_name=CLIENT_SOFTWARE_NAME,
+                client_software_version=CLIENT_SOFTWARE_VERSION,
+            )
+            handle = self._send(req, version, timeout_s=timeout_s)
+            self._poller.wait([handle], timeout_s + 1.0)
+            resp = handle.result()
+            ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+            if resp.error_code == 0:
+                self.broker_versions = ranges
+                self.versions["ApiVersions"] = version
+                return
+            if error_name(resp.error_code) == "UNSUPPORTED_VERSION" and _API_VERSIONS_KEY in ranges:
+                version = min(ApiVersionsResponse.max_version, ranges[_API_VERSIONS_KEY][1])
+                continue
+            raise ClientError(f"ApiVersions v{version} failed: {error_name(resp.error_code)}")
+        raise UnsupportedVersionError(f"{self}: broker rejected ApiVersions v3 and v{version}")
+
+    def version_for(self, request_class: Any, pinned: int | None = None) -> int:
+        """The version to send ``request_class`` with: ``pinned`` if given (must be encodable by
+        the class; it is sent even if the broker does not advertise it, so a test can observe the
+        broker's answer to an unsupported version), else ``min(class max, broker max)``."""
+        name = api_name(request_class)
+        class_max = request_class.max_version
+        if pinned is not None:
+            if not 0 <= pinned <= class_max:
+                raise UnsupportedVersionError(
+                    f"{name} v{pinned}: kafka-python encodes only v0-v{class_max}"
+                )
+            return pinned
+        broker = self.broker_versions.get(request_class.API_KEY)
+        if broker is None:
+            raise UnsupportedVersionError(
+                f"{self}: broker does not advertise {name} (api key {request_class.API_KEY})"
+            )
+        lo, hi = broker
+        if lo > class_max:
+            raise UnsupportedVersionError(
+                f"{name}: broker accepts v{lo}-v{hi}, kafka-python encodes only v0-v{class_max}; "
+                "upgrade kafka-python or pin an older broker"
+            )
+        version = min(class_max, hi)
+        self.versions[name] = version
+        return version
+
+    # sending -------------------------------------------------------------------------------
+    def send(
+        self, request: Any, version: int | None = None, *, timeout_s: float | None = None
+    ) -> Handle:
+        """Encode and start writing ``request``; return its :class:`Handle` at once.
+
+        ``version=None`` negotiates; an explicit version is sent as is (see :meth:`version_for`).
+        ``timeout_s``: if given, the poller fails the handle after that long and closes the
+        connection (as Kafka's own clients do on request timeout); if not, the request stays
+        pending until answered or the connection closes, and callers bound their waits instead.
+        Raises :class:`RequestInFlightError` if this connection already has a request in flight.
+        """
+        return self._send(request, self.version_for(type(request), version), timeout_s=timeout_s)
+
+    def _send(self, request: Any, version: int, *, timeout_s: float | None) -> Handle:
+        if self.closed:
+            raise ConnectionClosedError(f"{self} is closed: {self.closed_reason}")
+        if self._in_flight is not None:
+            h = self._in_flight
+            raise RequestInFlightError(
+                f"{self} already has {h.api_name} v{h.version} in flight (correlation id "
+                f"{h.correlation_id}); wait for it before sending {api_name(type(request))}, "
+                "or open another connection"
+            )
+        request.API_VERSION = version
+        correlation_id = next(self._correlation)
+        request.with_header(correlation_id=correlation_id, client_id=self.client_id)
+        data = request.encode(header=True, framed=True)
+        now = time.monotonic()
+        handle = Handle(
+            connection=self,
+            correlation_id=correlation_id,
+            api_key=request.API_KEY,
+            api_name=api_name(type(request)),
+            version=version,
+            request=request,
+            sent_at=now,
+            deadline=None if timeout_s is None else now + timeout_s,
+        )
+        self._in_flight = handle
+        self._out += data
+        self._flush(now)
+        return handle
+
+    def request(
+        self, request: Any, version: int | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> Any:
+        """Send and wait (through the poller) for the decoded response; raises on timeout/close."""
+        handle = self.send(request, version)
+        self._poller.wait([handle], timeout_s)
+        if not handle.done:
+            self._fail(time.monotonic(), f"timeout after {timeout_s:.3f} s")
+            raise RequestTimeoutError(
+                f"{handle.api_name} v{handle.version} on {self}: no answer in {timeout_s} s"
+            )
+        return handle.result()
+
+    # I/O callbacks from the poller ---------------------------------------------------------
+    def _flush(self, now: float) -> None:
+        while self._out:
+            try:
+                n = self._sock.send(self._out)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                self._fail(now, f"send failed: {exc}")
+                return
+            del self._out[:n]
+        if not self.closed:
+            self._poller._want_write(self, bool(self._out))
+
+    def _read(self, now: float) -> None:
+        while True:
+            try:
+                chunk = self._sock.recv(65536)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                    break
+                self._fail(now, f"connection reset: {exc}")
+                return
+            if not chunk:
+                self._fail(now, "connection closed by broker")
+                return
+            self._in += chunk
+        while len(self._in) >= 4:
+            (size,) = struct.unpack_from(">i", self._in, 0)
+            if size < 0 or size > _MAX_FRAME_BYTES:
+                self._fail(now, f"bad frame size {size}")
+                return
+            if len(self._in) < 4 + size:
+                break
+            payload = bytes(self._in[4 : 4 + size])
+            del self._in[: 4 + size]
+            self._deliver(now, payload)
+            if self.closed:
+                return
+
+    def _deliver(self, now: float, payload: bytes) -> None:
+        handle = self._in_flight
+        (correlation_id,) = struct.unpack_from(">i", payload, 0)
+        if handle is None or correlation_id != handle.correlation_id:
+            expected = None if handle is None else handle.correlation_id
+            self._fail(now, f"unexpected correlation id {correlation_id} (expected {expected})")
+            return
+        response_class = handle.request.header.get_response_class()
+        try:
+            response = response_class.decode(payload, version=handle.version, header=True)
+        except Exception as exc:  # noqa: BLE001 - any decode failure is a protocol error
+            self._fail(now, f"cannot decode {handle.api_name} v{handle.version} response: {exc!r}")
+            return
+        self._in_flight = None
+        handle._complete(now, response=response)
+        self._poller._record(handle)
+
+    def _fail(self, now: float, reason: str) -> None:
+        handle = self._in_flight
+        self._in_flight = None
+        if handle is not None and not handle.done:
+            handle._complete(now, error=reason)
+            self._poller._record(handle)
+        self._close(reason)
+
+    def _close(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed_reason = reason
+        self._poller._unregister(self)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def close(self) -> None:
+        """Close the socket; a request still in flight fails with ``"closed by client"``."""
+        if self._in_flight is not None:
+            self._fail(time.monotonic(), "closed by client")
+        self._close("closed by client")
+
+
+# ----------------------------------------------------------------------- request builders + send
+
+GROUP_KEY_TYPE = 0  # FindCoordinator key type GROUP (CoordinatorType.GROUP)
+
+
+def find_coordinator(conn: Connection, key: str, *, version: int | None = None) -> Handle:
+    """FindCoordinator for a GROUP key; v0-3 send ``key``, v4+ the batched ``coordinator_keys``."""
+    v = conn.version_for(FindCoordinatorRequest, version)
+    if v >= 4:
+        req = FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=[key])
+    elif v >= 1:
+        req = FindCoordinatorRequest(key=key, key_type=GROUP_KEY_TYPE)
+    else:
+        req = FindCoordinatorRequest(key=key)
+    return conn.send(req, v)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorResult:
+    """FindCoordinator's answer for one key, the same for every version."""
+
+    error: str
+    node_id: int
+    host: str
+    port: int
+
+
+def find_coordinator_result(response: Any, version: int) -> CoordinatorResult:
+    """Normalise a FindCoordinator response (v0-3: top-level fields; v4+: one ``coordinators``
+    entry)."""
+    if version >= 4:
+        if len(response.coordinators) != 1:
+            raise ClientError(
+                f"FindCoordinator v{version}: expected 1 coordinator, got {response!r}"
+            )
+        c = response.coordinators[0]
+        return CoordinatorResult(
+            error=error_name(c.error_code), node_id=c.node_id, host=c.host, port=c.port
+        )
+    return CoordinatorResult(
+        error=error_name(response.error_code),
+        node_id=response.node_id,
+        host=response.host,
+        port=response.port,
+    )
+
+
+def join_group(
+    conn: Connection,
+    group_id: str,
+    *,
+    member_id: str = "",
+    session_timeout_ms: int,
+    rebalance_timeout_ms: int,
+    protocols: Sequence[tuple[str, bytes]],
+    protocol_type: str = "consumer",
+    group_instance_id: str | None = None,
+    reason: str | None = None,
+    version: int | None = None,
+) -> Handle:
+    """JoinGroup (fields absent from the chosen version are simply not encoded)."""
+    req = JoinGroupRequest(
+        group_id=group_id,
+        session_timeout_ms=session_timeout_ms,
+        rebalance_timeout_ms=rebalance_timeout_ms,
+        member_id=member_id,
+        group_instance_id=group_instance_id,
+        protocol_type=protocol_type,
+        protocols=[
+            JoinGroupRequest.JoinGroupRequestProtocol(name=n, metadata=m) for n, m in protocols
+        ],
+        reason=reason,
+    )
+    return conn.send(req, version)
+
+
+def sync_group(
+    conn: Connection,
+    group_id: str,
+    *,
+    member_id: str,
+    generation_id: int,
+    assignments: Sequence[tuple[str, bytes]] = (),
+    group_instance_id: str | None = None,
+    protocol_type: str | None = None,
+    protocol_name: str | None = None,
+    version: int | None = None,
+) -> Handle:
+    req = SyncGroupRequest(
+        group_id=group_id,
+        generation_id=generation_id,
+        member_id=member_id,
+        group_instance_id=group_instance_id,
+        protocol_type=protocol_type,
+        protocol_name=protocol_name,
+        assignments=[
+            SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=a)
+            for m, a in assignments
+        ],
+    )
+    return conn.send(req, version)
+
+
+def heartbeat(
+    conn: Connection,
+    group_id: str,
+    *,
+    member_id: str,
+    generation_id: int,
+    group_instance_id: str | None = None,
+    version: int | None = None,
+) -> Handle:
+    req = HeartbeatRequest(
+        group_id=group_id,
+        generation_id=generation_id,
+        member_id=member_id,
+        group_instance_id=group_instance_id,
+    )
+    return conn.send(req, version)
+
+
+def leave_group(
+    conn: Connection,
+    group_id: str,
+    members: Sequence[tuple[str, str | None]],
+    *,
+    reason: str | None = None,
+    version: int | None = None,
+) -> Handle:
+    """LeaveGroup: v0-2 carry a single ``member_id`` (exactly one member required), v3+ a batch of
+    ``(member_id, group_instance_id)``."""
+    v = conn.version_for(LeaveGroupRequest, version)
+    if v < 3:
+        if len(members) != 1:
+            raise ValueError(f"LeaveGroup v{v} leaves exactly one member, got {len(members)}")
+        req = LeaveGroupRequest(group_id=group_id, member_id=members[0][0])
+    else:
+        req = LeaveGroupRequest(
+            group_id=group_id,
+            members=[
+                LeaveGroupRequest.MemberIdentity(member_id=m, group_instance_id=g, reason=reason)
+                for m, g in members
+            ],
+        )
+    return conn.send(req, v)
+
+
+def offset_commit(
+    conn: Connection,
+    group_id: str,
+    *,
+    member_id: str,
+    generation_id: int,
+    offsets: Sequence[tuple[str, int, int, str | None]],
+    group_instance_id: str | None = None,
+    topic_ids: dict[str, Any] | None = None,
+    version: int | None = None,
+) -> Handle:
+    """OffsetCommit of ``(topic, partition, offset, metadata)``; v10+ name topics by id, so
+    ``topic_ids`` (topic name -> ``uuid.UUID``, from Metadata) is required there."""
+    v = conn.version_for(OffsetCommitRequest, version)
+    by_topic: dict[str, list[tuple[int, int, str | None]]] = {}
+    for topic, partition, offset, meta in offsets:
+        by_topic.setdefault(topic, []).append((partition, offset, meta))
+    topics = []
+    for topic, parts in by_topic.items():
+        t: dict[str, Any] = {
+            "partitions": [
+                OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                    partition_index=p, committed_offset=o, committed_metadata=m
+                )
+                for p, o, m in parts
+            ]
+        }
+        if v >= 10:
+            if topic_ids is None or topic not in topic_ids:
+                raise ValueError(
+                    f"OffsetCommit v{v} names topics by id: pass topic_ids for {topic!r}"
+                )
+            t["topic_id"] = topic_ids[topic]
+        else:
+            t["name"] = topic
+        topics.append(OffsetCommitRequest.OffsetCommitRequestTopic(**t))
+    req = OffsetCommitRequest(
+        group_id=group_id,
+        generation_id_or_member_epoch=generation_id,
+        member_id=member_id,
+        group_instance_id=group_instance_id,
+        topics=topics,
+    )
+    return conn.send(req, v)
+
+
+def offset_fetch(
+    conn: Connection,
+    group_id: str,
+    partitions: Sequence[tuple[str, int]] | None,
+    *,
+    topic_ids: dict[str, Any] | None = None,
+    require_stable: bool = False,
+    version: int | None = None,
+) -> Handle:
+    """OffsetFetch of ``(topic, partition)`` pairs (``None`` = all committed partitions, v2+).
+    v8+ use the batched ``groups`` layout; v10+ name topics by id (``topic_ids`` required)."""
+    v = conn.version_for(OffsetFetchRequest, version)
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions or ():
+        by_topic.setdefault(topic, []).append(partition)
+    if v >= 8:
+        group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
+        topic_cls = group_cls.OffsetFetchRequestTopics
+        topics = None
+        if partitions is not None:
+            topics = []
+            for topic, idx in by_topic.items():
+                if v >= 10:
+                    if topic_ids is None or topic not in topic_ids:
+                        raise ValueError(
+                            f"OffsetFetch v{v} names topics by id: pass topic_ids for {topic!r}"
+                        )
+                    topics.append(topic_cls(topic_id=topic_ids[topic], partition_indexes=idx))
+                else:
+                    topics.append(topic_cls(name=topic, partition_indexes=idx))
+        req = OffsetFetchRequest(
+            groups=[group_cls(group_id=group_id, topics=topics)], require_stable=require_stable
+        )
+    else:
+        topic_cls = OffsetFetchRequest.OffsetFetchRequestTopic
+        topics_v = (
+            None
+            if partitions is None
+            else [topic_cls(name=t, partition_indexes=idx) for t, idx in by_topic.items()]
+        )
+        if topics_v is None and v < 2:
+            raise ValueError(f"OffsetFetch v{v} cannot fetch all partitions: list them")
+        req = OffsetFetchRequest(group_id=group_id, topics=topics_v, require_stable=require_stable)
+    return conn.send(req, v)
+
+
+def describe_groups(
+    conn: Connection, group_ids: Sequence[str], *, version: int | None = None
+) -> Handle:
+    req = DescribeGroupsRequest(groups=list(group_ids), include_authorized_operations=False)
+    return conn.send(req, version)
+
+
+def metadata(
+    conn: Connection,
+    topics: Sequence[str] | None = None,
+    *,
+    allow_auto_topic_creation: bool = False,
+    version: int | None = None,
+) -> Handle:
+    """Metadata for ``topics`` (``None`` = all topics, v1+). ``__consumer_offsets`` is listed only
+    when asked for by name."""
+    topic_list = (
+        None if topics is None else [MetadataRequest.MetadataRequestTopic(name=t) for t in topics]
+    )
+    req = MetadataRequest(
+        topics=topic_list,
+        allow_auto_topic_creation=allow_auto_topic_creation,
+        include_topic_authorized_operations=False,
+    )
+    return conn.send(req, version)
+
+
+def describe_cluster(conn: Connection, *, version: int | None = None) -> Handle:
+    req = DescribeClusterRequest(include_cluster_authorized_operations=False)
+    return conn.send(req, version)
+
+
+def describe_quorum(conn: Connection, *, version: int | None = None) -> Handle:
+    """DescribeQuorum of the KRaft metadata log (``__cluster_metadata`` partition 0)."""
+    topic_cls = DescribeQuorumRequest.TopicData
+    req = DescribeQuorumRequest(
+        topics=[
+            topic_cls(
+                topic_name="__cluster_metadata",
+                partitions=[topic_cls.PartitionData(partition_index=0)],
+            )
+        ]
+    )
+    return conn.send(req, version)
+
+
+def create_topics(
+    conn: Connection,
+    topics: Sequence[tuple[str, int, int]],
+    *,
+    timeout_ms: int = 30000,
+    version: int | None = None,
+) -> Handle:
+    """CreateTopics of ``(name, num_partitions, replication_factor)``; send it to the controller
+    (or any broker on KRaft, which forwards)."""
+    topic_cls = CreateTopicsRequest.CreatableTopic
+    req = CreateTopicsRequest(
+        topics=[
+            topic_cls(name=n, num_partitions=p, replication_factor=r, assignments=[], configs=[])
+            for n, p, r in topics
+        ],
+        timeout_ms=timeout_ms,
+        validate_only=False,
+    )
+    return conn.send(req, version)
+
+
+# ---------------------------------------------------------------------------------- cluster view
+
+
+def parse_bootstrap(bootstrap_servers: str | Sequence[str]) -> list[tuple[str, int]]:
+    """``"h1:9092,h2:9093"`` (or a list of ``host:port``) -> ``[("h1", 9092), ("h2", 9093)]``."""
+    items = (
+        bootstrap_servers.split(",")
+        if isinstance(bootstrap_servers, str)
+        else list(bootstrap_servers)
+    )
+    out = []
+    for item in items:
+        item = item.strip()
+        if not item:
+            continue
+        host, sep, port = item.rpartition(":")
+        if not sep or not port.isdigit():
+            raise ValueError(f"bootstrap server {item!r} is not HOST:PORT")
+        out.append((host.strip("[]"), int(port)))
+    if not out:
+        raise ValueError("no bootstrap servers given")
+    return out
+
+
+_RETRIABLE_COORDINATOR_ERRORS = frozenset(
+    {"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"}
+)
+
+
+class Cluster:
+    """A view of a Kafka cluster for tests and the engine: admin connections (one per node, shared
+    poller), Metadata, coordinator discovery and topic creation.
+
+    All requests here are synchronous with a timeout; member traffic goes through
+    :class:`GroupClient`, whose connections share this cluster's poller.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str],
+        *,
+        client_id: str = "kgc-admin",
+        poller: Poller | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.bootstrap = parse_bootstrap(bootstrap_servers)
+        self.client_id = client_id
+        self.poller = poller if poller is not None else Poller()
+        self.timeout_s = timeout_s
+        self.brokers: dict[int, tuple[str, int]] = {}
+        self.controller_id: int = -1
+        self.cluster_id: str | None = None
+        self._admin: dict[int, Connection] = {}
+        self._bootstrap_conn: Connection | None = None
+        self.refresh_metadata()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # connections ---------------------------------------------------------------------------
+    def _any_connection(self) -> Connection:
+        for conn in self._admin.values():
+            if not conn.closed:
+                return conn
+        if self._bootstrap_conn is not None and not self._bootstrap_conn.closed:
+            return self._bootstrap_conn
+        errors = []
+        candidates = list(self.brokers.values()) + self.bootstrap
+        for host, port in candidates:
+            try:
+                self._bootstrap_conn = Connection(
+                    host, port, self.client_id, poller=self.poller, timeout_s=self.timeout_s
+                )
+                return self._bootstrap_conn
+            except ClientError as exc:
+                errors.append(str(exc))
+        raise ConnectionClosedError("no broker reachable: " + "; ".join(errors))
+
+    def connection(self, node_id: int) -> Connection:
+        """The admin connection to broker ``node_id`` (opened on first use, reopened if closed)."""
+        conn = self._admin.get(node_id)
+        if conn is None or conn.closed:
+            if node_id not in self.brokers:
+                self.refresh_metadata()
+            if node_id not in self.brokers:
+                raise ClientError(
+                    f"node {node_id} is not in the cluster metadata {sorted(self.brokers)}"
+                )
+            host, port = self.brokers[node_id]
+            conn = Connection(
+                host,
+                port,
+                self.client_id,
+                poller=self.poller,
+                timeout_s=self.timeout_s,
+                node_id=node_id,
+            )
+            self._admin[node_id] = conn
+        return conn
+
+    def open(self, node_id: int, client_id: str) -> Connection:
+        """A new, dedicated connection to ``node_id`` (e.g. one per simulated member)."""
+        if node_id not in self.brokers:
+            self.refresh_metadata()
+        host, port = self.brokers[node_id]
+        return Connection(
+            host, port, client_id, poller=self.poller, timeout_s=self.timeout_s, node_id=node_id
+        )
+
+    def _request(self, conn: Connection, handle: Handle) -> Any:
+        self.poller.wait([handle], self.timeout_s)
+        if not handle.done:
+            conn._fail(time.monotonic(), f"timeout after {self.timeout_s} s")
+        return handle.result()
+
+    # metadata ------------------------------------------------------------------------------
+    def metadata(self, topics: Sequence[str] | None = None) -> Any:
+        """A Metadata response (raw kafka-python object); also refreshes :attr:`brokers`."""
+        conn = self._any_connection()
+        resp = self._request(conn, metadata(conn, topics))
+        self.brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
+        self.controller_id = resp.controller_id
+        self.cluster_id = resp.cluster_id
+        return resp
+
+    def refresh_metadata(self) -> None:
+        self.metadata([])
+
+    def partition_leaders(self, topic: str) -> dict[int, int]:
+        """``partition -> leader node id`` for ``topic`` (error if the topic has an error)."""
+        resp = self.metadata([topic])
+        (t,) = [t for t in resp.topics if t.name == topic]
+        if t.error_code != 0:
+            raise ClientError(f"Metadata for {topic!r}: {error_name(t.error_code)}")
+        return {p.partition_index: p.leader_id for p in t.partitions}
+
+    def topic_ids(self, topics: Sequence[str]) -> dict[str, Any]:
+        """Topic name -> topic id (``uuid.UUID``), for OffsetCommit/OffsetFetch v10+."""
+        resp = self.metadata(list(topics))
+        return {t.name: t.topic_id for t in resp.topics if t.error_code == 0}
+
+    def describe_cluster(self) -> Any:
+        conn = self._any_connection()
+        return self._request(conn, describe_cluster(conn))
+
+    def describe_quorum(self) -> Any:
+        conn = self._any_connection()
+        return self._request(conn, describe_quorum(conn))
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 1) -> None:
+        """Create a topic (``TOPIC_ALREADY_EXISTS`` is fine) and wait until every partition has a
+        leader in Metadata."""
+        conn = self._any_connection()
+        resp = self._request(conn, create_topics(conn, [(name, partitions, replication_factor)]))
+        for t in resp.topics:
+            err = error_name(t.error_code)
+            if err not in ("NONE", "TOPIC_ALREADY_EXISTS"):
+                raise ClientError(f"CreateTopics {name!r}: {err} {t.error_message or ''}".rstrip())
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                leaders = self.partition_leaders(name)
+                if len(leaders) == partitions and all(lid >= 0 for lid in leaders.values()):
+                    return
+            except ClientError:
+                pass
+            if time.monotonic() > deadline:
+                raise ClientError(f"topic {name!r} has no leaders after {self.timeout_s} s")
+            time.sleep(0.05)
+
+    # coordinators --------------------------------------------------------------------------
+    def find_coordinator(
+        self, group_id: str, *, timeout_s: float | None = None, version: int | None = None
+    ) -> CoordinatorResult:
+        """FindCoordinator(GROUP) with bounded retries of the retriable coordinator errors
+        (backoff 50 ms doubling to 1 s). Raises :class:`CoordinatorNotFoundError` at the
+        deadline."""
+        deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
+        backoff = 0.05
+        last = ""
+        while True:
+            conn = self._any_connection()
+            handle = find_coordinator(conn, group_id, version=version)
+            result = find_coordinator_result(self._request(conn, handle), handle.version)
+            if result.error == "NONE":
+                if result.node_id not in self.brokers:
+                    self.brokers[result.node_id] = (result.host, result.port)
+                return result
+            if result.error not in _RETRIABLE_COORDINATOR_ERRORS:
+                raise CoordinatorNotFoundError(f"FindCoordinator({group_id!r}): {result.error}")
+            last = result.error
+            if time.monotonic() + backoff > deadline:
+                raise CoordinatorNotFoundError(
+                    f"FindCoordinator({group_id!r}) still {last} after "
+                    f"{self.timeout_s if timeout_s is None else timeout_s} s"
+                )
+            time.sleep(backoff)
+            backoff = min(1.0, backoff * 2)
+
+    def group(self, group_id: str, *, timeout_s: float | None = None) -> GroupClient:
+        """Discover ``group_id``'s coordinator and return a :class:`GroupClient` for it."""
+        return GroupClient(
+            self, group_id, self.find_coordinator(group_id, timeout_s=timeout_s).node_id
+        )
+
+    def close(self) -> None:
+        for conn in list(self._admin.values()):
+            conn.close()
+        if self._bootstrap_conn is not None:
+            self._bootstrap_conn.close()
+        self._admin.clear()
+
+
+class GroupClient:
+    """Member connections for one group on its coordinator: ``member("c1")`` is simulated client
+    ``c1``'s own connection (opened on first use, client id ``kgc-<name>``)."""
+
+    def __init__(self, cluster: Cluster, group_id: str, coordinator_id: int) -> None:
+        self.cluster = cluster
+        self.group_id = group_id
+        self.coordinator_id = coordinator_id
+        self.members: dict[str, Connection] = {}
+
+    @property
+    def poller(self) -> Poller:
+        return self.cluster.poller
+
+    def member(self, name: str) -> Connection:
+        conn = self.members.get(name)
+        if conn is None or conn.closed:
+            conn = self.cluster.open(self.coordinator_id, f"kgc-{name}")
+            self.members[name] = conn
+        return conn
+
+    def close(self) -> None:
+        for conn in self.members.values():
+            conn.close()
+        self.members.clear()
+
+    def __enter__(self) -> GroupClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
