@@ -25,7 +25,7 @@ from typing import Any
 
 from kgc.model.checker import Checker, CheckerConfig, Divergence, Model
 from kgc.model.commands import Command, Request, Response, Tick
-from kgc.model.history import Event, Invoke, Quiet, Receive
+from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
 from kgc.model.history import Tick as TickEvent
 from kgc.properties.target import Arrival, Target
 
@@ -35,6 +35,17 @@ class EngineConfig:
     grace_ms: float = 40.0  # how long to listen for "may" responses after the "must" ones
     must_timeout_ms: float = 4000.0  # a "must" response later than this is a hang
     poll_slice_ms: float = 20.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FaultStep:
+    """A nemesis action inside a command sequence (kill, pause, resume, restart a node)."""
+
+    action: str
+    node: int
+
+
+FaultRunner = Callable[[str, int], None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +98,14 @@ class Engine:
             arrival.extras,
         )
 
+    def _group_state(self) -> str:
+        """The group state every live model state agrees on, else ``?`` (before this request)."""
+        name_of = getattr(self.model, "group_state", None)
+        if name_of is None:
+            return "?"
+        names = {name_of(s) for s in self.checker.states}
+        return names.pop() if len(names) == 1 else "?"
+
     @property
     def divergence(self) -> Divergence | None:
         return self.checker.divergence
@@ -116,7 +135,10 @@ class Engine:
             self.requests[request_id] = command
             at = self.target.now_ms()
             self.target.send(request_id, command)
-            self._record(Invoke(step=step, at_ms=at, request_id=request_id, command=command))
+            self._record(
+                Invoke(step=step, at_ms=at, request_id=request_id, command=command),
+                {"group_state": self._group_state()},
+            )
         if self.divergence is None:
             self._collect(step, received)
         return StepResult(
@@ -144,9 +166,37 @@ class Engine:
         if self.divergence is None:
             self._record(Quiet(step=step, at_ms=self.target.now_ms()))
 
-    def run(self, commands: Iterable[Command], *, stop_at_divergence: bool = True) -> Divergence | None:
+    def inject(self, fault: FaultStep, perform: FaultRunner) -> StepResult:
+        """Perform a nemesis action through ``perform`` and record it as a ``Fault`` event."""
+        step = self.step
+        self.step += 1
+        received: list[tuple[int, Response]] = []
+        at = self.target.now_ms()
+        perform(fault.action, fault.node)
+        self._record(Fault(step=step, at_ms=at, action=fault.action, node=fault.node))
+        if self.divergence is None:
+            self._collect(step, received)
+        return StepResult(
+            step=step, command=Tick(ms=0), request_id=None, received=tuple(received),
+            divergence=self.divergence,
+        )
+
+    def run(
+        self,
+        commands: Iterable[Command | FaultStep],
+        *,
+        stop_at_divergence: bool = True,
+        faults: FaultRunner | None = None,
+    ) -> Divergence | None:
         for c in commands:
-            if isinstance(c, Tick) or not self.target.in_flight(c.client):
+            if isinstance(c, FaultStep):
+                if faults is None:
+                    raise ValueError(
+                        f"the sequence injects a fault ({c.action} node {c.node}) but this target "
+                        "has no nemesis; replay it against a broker kgc started itself"
+                    )
+                self.inject(c, faults)
+            elif isinstance(c, Tick) or not self.target.in_flight(c.client):
                 self.execute(c)
             else:  # a replayed command whose client is still waiting: let it finish first
                 self._drain(c.client)

@@ -44,6 +44,7 @@ from kgc.model.commands import (
     TopicPartition,
     TopicPartitionOffset,
 )
+from kgc.properties.coverage import cells_of
 from kgc.properties.engine import Engine, EngineConfig, StepResult
 from kgc.properties.target import Target
 from kgc.properties.traces import Trace, new_manifest, render, result_of
@@ -103,6 +104,7 @@ class SuiteContext:
     ticks: int = 0
     coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
     new_group_id: Callable[[], str] | None = None
+    topic: str = "kgc-suite"  # created by the front end with TOPIC_PARTITIONS partitions
 
     def version(self, api: str, draw: Callable[[st.SearchStrategy[int]], int]) -> int:
         choices = self.versions.get(api) or DEFAULT_VERSIONS[api]
@@ -147,7 +149,8 @@ class GroupMachine(RuleBasedStateMachine):
         ctx = self.context
         ctx.examples += 1
         self.group_id = ctx.new_group_id() if ctx.new_group_id else f"{ctx.group_prefix}example"
-        self.topic = f"{self.group_id}-t"
+        self.topic = ctx.topic
+        self.failed_check: str | None = None
         self.target = ctx.open_target(self.group_id)
         self.engine = Engine(
             self.target,
@@ -170,15 +173,12 @@ class GroupMachine(RuleBasedStateMachine):
         for rid, response in result.received:
             self._learn(self.engine.requests[rid], response)
         if result.divergence is not None:
+            self.failed_check = "divergence"
             raise DivergenceError(self.report())
         return result
 
     def _learn(self, request: Any, response: Response) -> None:
         view = self.views.get(request.client)
-        key = (getattr(response, "error", "") or "per-partition")
-        self.context.coverage[(request.type, key, "")] = (
-            self.context.coverage.get((request.type, key, ""), 0) + 1
-        )
         if view is None:
             return
         if isinstance(response, JoinGroupResponse):
@@ -190,11 +190,13 @@ class GroupMachine(RuleBasedStateMachine):
                 view.members = tuple(m.member_id for m in response.members)
                 seen = self.leaders.setdefault(response.generation_id, response.leader)
                 if seen != response.leader:
+                    self.failed_check = "two-leaders"
                     raise InvariantError(
                         f"generation {response.generation_id} has two leaders: {seen} and "
                         f"{response.leader}\n" + self.report()
                     )
                 if response.generation_id < self.max_generation:
+                    self.failed_check = "generation-backwards"
                     raise InvariantError(
                         f"generation went backwards: {response.generation_id} after "
                         f"{self.max_generation}\n" + self.report()
@@ -405,9 +407,12 @@ class GroupMachine(RuleBasedStateMachine):
     @invariant()
     def model_agrees(self) -> None:
         if self.engine.divergence is not None:
+            self.failed_check = "divergence"
             raise DivergenceError(self.report())
 
     def teardown(self) -> None:
+        for cell, n in cells_of(self.engine.events, self.engine.extras).items():
+            self.context.coverage[cell] = self.context.coverage.get(cell, 0) + n
         try:
             if self.context.on_example_end is not None:
                 self.context.on_example_end(self)

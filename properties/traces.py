@@ -55,6 +55,22 @@ class Trace:
                 out.append(TickCommand(ms=e.ms))
         return out
 
+    def commands_with_faults(self) -> list[Any]:
+        """Commands and nemesis actions, in order: what ``kgc replay`` re-sends."""
+        from kgc.model.commands import Tick as TickCommand
+        from kgc.model.history import Fault
+        from kgc.properties.engine import FaultStep
+
+        out: list[Any] = []
+        for e in self.events:
+            if isinstance(e, Invoke):
+                out.append(e.command)
+            elif isinstance(e, Tick):
+                out.append(TickCommand(ms=e.ms))
+            elif isinstance(e, Fault):
+                out.append(FaultStep(action=e.action, node=e.node))
+        return out
+
     def to_document(self) -> dict[str, Any]:
         events = []
         for i, e in enumerate(self.events):
@@ -324,3 +340,20 @@ def result_of(engine: Any) -> dict[str, Any]:
             "observed": event_to_json(div.event),
         }
     return out
+
+
+def result_of_divergence(trace: Trace, divergence: Any) -> dict[str, Any]:
+    """A ``result`` record for a trace re-checked offline (``kgc analyze``)."""
+    return {
+        "verdict": "pass" if divergence is None else "divergence",
+        "events": len(trace.events),
+        "divergence": None
+        if divergence is None
+        else {
+            "index": divergence.index,
+            "step": divergence.event.step,
+            "reason": divergence.reason,
+            "allowed": list(divergence.allowed),
+            "observed": event_to_json(divergence.event),
+        },
+    }

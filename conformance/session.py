@@ -1,0 +1,72 @@
+"""Open the broker a front end was asked for: the embedded Apache Kafka, or one the user runs.
+
+Both front ends (``kgc check`` / ``kgc replay`` and the pytest plugin) get a broker the same way, so
+"a broker the suite did not start" is handled in one place: it is only ever touched under the
+``kgc-`` prefix and never has faults injected (``can_inject_faults`` is false).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kgc.cli import UserError
+
+
+@contextmanager
+def open_broker(
+    *,
+    bootstrap_server: str | None = None,
+    kafka_version: str | None = None,
+    mode: str | None = None,
+    nodes: int = 1,
+) -> Iterator[Any]:
+    """Yield a started broker provider (``bootstrap_servers``, ``describe()``, …); stop it after
+    if this function started it. Bad input becomes a one-line :class:`UserError`."""
+    from kgc.conformance.errors import KgcError
+
+    try:
+        if bootstrap_server:
+            from kgc.conformance.providers import ExternalKafka
+
+            broker: Any = ExternalKafka(bootstrap_server)
+        else:
+            from kgc.conformance.broker import EmbeddedKafka
+            from kgc.conformance.maven import DEFAULT_KAFKA_VERSION
+
+            version = kafka_version or DEFAULT_KAFKA_VERSION
+            broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode or "kraft")
+        broker.start()
+    except KgcError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def description_of(broker: Any) -> dict[str, Any]:
+    d = dict(broker.describe())
+    d.setdefault("bootstrap_servers", broker.bootstrap_servers)
+    return d
+
+
+def fault_runner(broker: Any) -> Any:
+    """A ``(action, node) -> None`` that performs nemesis actions on ``broker``, or ``None`` when the
+    broker was not started by kgc (then a sequence with faults refuses to run, saying why)."""
+    if not getattr(broker, "can_inject_faults", False):
+        return None
+    actions = {
+        "kill": broker.kill,
+        "pause": broker.pause,
+        "resume": broker.resume,
+        "restart": broker.restart,
+    }
+
+    def perform(action: str, node: int) -> None:
+        if action not in actions:
+            raise ValueError(f"unknown nemesis action {action!r}; expected one of {sorted(actions)}")
+        actions[action](node)
+
+    return perform

@@ -1,0 +1,182 @@
+"""The differential suite against a real broker: the one engine behind ``kgc check`` and pytest.
+
+``run_suite(target, …)`` opens a cluster connection, creates the suite's topic (with the ``kgc-``
+prefix), and lets Hypothesis drive :class:`~kgc.properties.machine.GroupMachine` with a fresh
+group id per example, every command sent both to the model (through the checker) and to the broker.
+A failure is shrunk by Hypothesis (each replay on a fresh group), and the minimal trace is saved to
+``traces/<scenario>_<check>_<fingerprint>.json``. A failure that does not reproduce on replay is
+reported as *flaky*, with both traces saved, never dropped.
+
+Settings profiles (DESIGN-NOTES.md, "Hypothesis against a live system"): steps are slow next to
+pure code, so ``deadline=None``, a bounded ``stateful_step_count``, and the too-slow health checks
+relaxed — for broker runs only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.control import current_build_context
+from hypothesis.errors import Flaky
+from hypothesis.stateful import run_state_machine_as_test
+
+from kgc.model.checker import CheckerConfig, Model
+from kgc.properties.engine import EngineConfig
+from kgc.properties.machine import (
+    TOPIC_PARTITIONS,
+    DivergenceError,
+    GroupMachine,
+    InvariantError,
+    SuiteContext,
+    machine_for,
+)
+from kgc.properties.traces import Trace, save_failure
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # fast enough for every CI run; still reaches every group state
+    "ci": {"max_examples": 12, "stateful_step_count": 24},
+    # for a release or a new implementation: longer sequences, many more examples
+    "thorough": {"max_examples": 200, "stateful_step_count": 60},
+    # a smoke run
+    "quick": {"max_examples": 3, "stateful_step_count": 10},
+}
+
+
+def hypothesis_settings(profile: str, *, database: Any = None) -> settings:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    return settings(
+        deadline=None,
+        database=database,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+        ],
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        **PROFILES[profile],
+    )
+
+
+@dataclass(slots=True)
+class SuiteResult:
+    profile: str
+    seed: int
+    examples: int = 0
+    commands: int = 0
+    ticks: int = 0
+    wall_s: float = 0.0
+    failure: str | None = None  # "divergence" | "invariant" | "flaky" | None
+    message: str = ""
+    saved: list[Path] = field(default_factory=list)
+    coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    peak_states: int = 0
+    target: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def _check_name(machine: GroupMachine) -> str | None:
+    return getattr(machine, "failed_check", None)
+
+
+def run_suite(
+    *,
+    bootstrap_servers: str,
+    description: dict[str, Any],
+    new_model: Callable[[], Model[Any]],
+    profile: str = "ci",
+    seed: int | None = None,
+    traces_dir: str | Path = "traces",
+    scenario: str = "classic",
+    checker_config: CheckerConfig | None = None,
+    engine_config: EngineConfig | None = None,
+    versions: dict[str, tuple[int, ...]] | None = None,
+    model_manifest: dict[str, Any] | None = None,
+    on_example: Callable[[GroupMachine], None] | None = None,
+    database: Any = None,
+    group_prefix: str = "kgc-",
+) -> SuiteResult:
+    """Run the differential suite once. Never raises for a divergence: it is in the result."""
+    from kgc.conformance.client import Cluster
+    from kgc.conformance.target import BrokerTarget
+
+    seed = secrets.randbits(32) if seed is None else seed
+    result = SuiteResult(profile=profile, seed=seed, target=description)
+    run_id = secrets.token_hex(3)
+    cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
+    topic = f"{group_prefix}suite-{run_id}"
+    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    counter = iter(range(1_000_000))
+    failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
+
+    def on_example_end(machine: GroupMachine) -> None:
+        result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
+        check = _check_name(machine)
+        if check is not None:
+            final = bool(current_build_context().is_final)
+            failures.append((check, machine.trace(), final))
+        if on_example is not None:
+            on_example(machine)
+
+    ctx = SuiteContext(
+        open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
+        new_model=new_model,
+        group_prefix=group_prefix,
+        scenario=scenario,
+        profile=profile,
+        checker_config=checker_config or CheckerConfig(),
+        engine_config=engine_config or EngineConfig(),
+        versions=versions or {},
+        manifest_extra={"seed": seed, "model": model_manifest or {}},
+        on_example_end=on_example_end,
+        topic=topic,
+    )
+    ctx.new_group_id = lambda: f"{group_prefix}{run_id}-{next(counter)}"
+    machine_cls = machine_for(ctx)
+    machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    start = time.monotonic()
+    try:
+        run_state_machine_as_test(machine_cls, settings=hypothesis_settings(profile, database=database))
+    except Flaky as exc:
+        result.failure = "flaky"
+        result.message = f"a failure did not reproduce on replay: {exc}"
+    except (DivergenceError, InvariantError) as exc:
+        result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
+        result.message = str(exc)
+    finally:
+        result.wall_s = time.monotonic() - start
+        result.examples = ctx.examples
+        result.commands = ctx.commands
+        result.ticks = ctx.ticks
+        result.coverage = dict(ctx.coverage)
+        cluster.close()
+    if result.failure is not None and failures:
+        finals = [f for f in failures if f[2]]
+        if result.failure == "flaky":
+            # the failing trace and the replay that did not fail, both kept
+            chosen = [failures[-1]] + [f for f in finals if f is not failures[-1]][:1]
+        else:
+            chosen = finals[-1:] or failures[-1:]
+        for check, trace, _ in chosen:
+            name = "flaky" if result.failure == "flaky" else check
+            result.saved.append(save_failure(trace, traces_dir, scenario=scenario, check=name))
+    return result
+
+
+def describe_result(result: SuiteResult) -> dict[str, Any]:
+    out = dataclasses.asdict(result)
+    out["coverage"] = {"|".join(k): v for k, v in result.coverage.items()}
+    out["saved"] = [str(p) for p in result.saved]
+    return out

@@ -1,0 +1,128 @@
+"""The broker side of "one client interface, two implementations": a real Kafka as a ``Target``.
+
+One group per target, one TCP connection per simulated client to the group's coordinator (a broker
+mutes a connection while a request is pending, so a pending JoinGroup must not block other clients).
+Commands are encoded with kafka-python's generated protocol classes (``kgc.conformance.wire``);
+responses are decoded into the model's vocabulary with real member ids replaced by symbolic ones.
+
+Member-id mapping: a real id gets its symbolic name ``cK-n`` the first time it is revealed to client
+``cK`` as its *own* id. A JoinGroup completion answers every member at once and the leader's answer
+lists the others' ids, so arrivals are decoded in two passes: first every response's own id is
+registered, then the responses are translated. A list entry whose owner has not been heard from
+within ``defer_ms`` is named ``unknown-…``, which no model state allows (a divergence, correctly:
+the broker listed a member that never got its own answer).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kgc.conformance import wire
+from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
+from kgc.model.commands import Request
+from kgc.properties.target import Arrival
+
+
+class TargetError(Exception):
+    """The broker connection broke in a way that is not a protocol answer."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    request_id: int
+    command: Request
+    handle: Handle
+
+
+class BrokerTarget:
+    def __init__(
+        self,
+        cluster: Cluster,
+        group_id: str,
+        *,
+        description: dict[str, Any],
+        defer_ms: float = 250.0,
+    ) -> None:
+        self.group_id = group_id
+        self._cluster = cluster
+        self._group: GroupClient = cluster.group(group_id)
+        self._ids = wire.MemberIds()
+        self._pending: dict[str, _Pending] = {}
+        self._deferred: list[tuple[_Pending, float]] = []
+        self._description = description
+        self._defer_s = defer_ms / 1000.0
+        self._t0 = time.monotonic()
+
+    # --------------------------------------------------------------------- Target
+    def now_ms(self) -> float:
+        return (time.monotonic() - self._t0) * 1000.0
+
+    def _ms(self, monotonic_s: float) -> float:
+        return (monotonic_s - self._t0) * 1000.0
+
+    def send(self, request_id: int, command: Request) -> None:
+        conn = self._group.member(command.client)
+        request, version = wire.encode(command, self.group_id, self._ids)
+        handle = conn.send(request, version)
+        self._pending[command.client] = _Pending(request_id, command, handle)
+
+    def in_flight(self, client: str) -> bool:
+        return client in self._pending
+
+    def poll(self, timeout_ms: float) -> list[Arrival]:
+        done = self._group.poller.poll(max(0.0, timeout_ms) / 1000.0)
+        batch: list[_Pending] = [p for p, _ in self._deferred]
+        self._deferred = []
+        by_handle = {id(p.handle): p for p in self._pending.values()}
+        for handle in done:
+            p = by_handle.get(id(handle))
+            if p is None:
+                continue
+            del self._pending[p.command.client]
+            if handle.error is not None:
+                raise TargetError(
+                    f"{p.command.type} from {p.command.client} failed: {handle.error}"
+                )
+            batch.append(p)
+        # pass 1: learn every response's own member id
+        for p in batch:
+            wire.learn_own_id(p.command, p.handle.response, self._ids)
+        # pass 2: translate, deferring answers that name members not yet heard from
+        out: list[Arrival] = []
+        now = time.monotonic()
+        for p in batch:
+            assert p.handle.received_at is not None
+            waited = now - p.handle.received_at
+            if not wire.all_ids_known(p.command, p.handle.response, self._ids) and (
+                waited < self._defer_s
+            ):
+                self._deferred.append((p, p.handle.received_at))
+                continue
+            response = wire.decode(p.command, p.handle.response, self._ids)
+            out.append(
+                Arrival(
+                    request_id=p.request_id,
+                    response=response,
+                    at_ms=self._ms(p.handle.received_at),
+                    extras={
+                        "latency_ms": round((p.handle.latency_s or 0.0) * 1000.0, 3),
+                        "version": p.handle.version,
+                    },
+                )
+            )
+        out.sort(key=lambda a: a.at_ms)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self._description)
+
+    def real_member_ids(self) -> dict[str, str]:
+        return self._ids.as_dict()
+
+    def close(self) -> None:
+        try:
+            self._group.close()
+        except ConnectionClosedError:
+            pass

@@ -1,0 +1,59 @@
+"""``kgc analyze TRACE…``: re-check recorded traces against the model, with no broker.
+
+Each trace's recorded events are folded through the same checker the live suite uses, with the
+model profile and tolerances its manifest names. Prints one verdict line per trace; exit status 0
+when every trace passes, 1 when any diverges, 2 for a trace that cannot be read (nothing is
+written in any case).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kgc.cli import UserError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("traces", nargs="+", help="trace files (.json/.jsonl) or folders of them")
+    p.add_argument("--verbose", "-v", action="store_true", help="print each diverging trace's steps")
+
+
+def analyze_trace(trace) -> tuple[str, object]:  # noqa: ANN001
+    """(verdict, divergence) for one loaded trace: ``pass`` or ``divergence``."""
+    from kgc.model.checker import CheckerConfig, check
+    from kgc.properties.models import model_from_manifest
+
+    model = model_from_manifest(trace.manifest)
+    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
+    cfg = CheckerConfig(**{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known})
+    divergence = check(model, trace.events, cfg)
+    return ("pass" if divergence is None else "divergence"), divergence
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgc.properties.traces import TraceError, load_many, render, result_of_divergence
+
+    try:
+        loaded = load_many(args.traces)
+    except TraceError as exc:
+        raise UserError(str(exc)) from None
+    if not loaded:
+        raise UserError("no trace files found in " + ", ".join(args.traces))
+    bad = 0
+    for path, trace in loaded:
+        verdict, divergence = analyze_trace(trace)
+        recorded = (trace.result or {}).get("verdict", "unrecorded")
+        note = "as recorded" if verdict == recorded else f"recorded: {recorded}"
+        if divergence is None:
+            print(f"PASS        {path}  ({len(trace.events)} events; {note})")
+        else:
+            bad += 1
+            print(
+                f"DIVERGENCE  {path}  at event {divergence.index} (step {divergence.event.step}): "
+                f"{divergence.reason} ({note})"
+            )
+            if args.verbose:
+                trace.result = result_of_divergence(trace, divergence)
+                print(render(trace))
+    print(f"{len(loaded) - bad} passed, {bad} failed")
+    return 1 if bad else 0

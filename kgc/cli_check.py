@@ -1,0 +1,131 @@
+"""``kgc check``: the differential conformance suite from the command line.
+
+Against the embedded broker by default (started and torn down here), or any broker with
+``--bootstrap-server``. Prints a progress line while it runs and a readable summary at the end:
+commands, examples, divergences, coverage of group-state × request × error cells (listing the cells
+never reached), and for a failure the saved trace, its readable steps and the replay command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kgc.cli import UserError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--bootstrap-server", help="test a broker you run (HOST:PORT[,…])")
+    where.add_argument("--kafka-version", help="embedded Apache Kafka version (default: pinned 4.x)")
+    p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None, help="embedded mode")
+    p.add_argument("--profile", default="ci", help="ci (default), thorough or quick")
+    p.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random)")
+    p.add_argument("--traces", default="traces", help="where failing traces are saved")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgc.conformance.session import open_broker
+    from kgc.conformance.suite import PROFILES, describe_result, run_suite
+    from kgc.properties.coverage import summarise
+    from kgc.properties.models import model_for
+
+    if args.profile not in PROFILES:
+        raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
+    with open_broker(
+        bootstrap_server=args.bootstrap_server, kafka_version=args.kafka_version, mode=args.mode
+    ) as broker:
+        description = broker.describe()
+        new_model, model_manifest = model_for(description)
+        progress = _Progress(PROFILES[args.profile]["max_examples"])
+        print(f"kgc check: {_target_line(description)}, profile {args.profile}", file=sys.stderr)
+        result = run_suite(
+            bootstrap_servers=broker.bootstrap_servers,
+            description=description,
+            new_model=new_model,
+            model_manifest=model_manifest,
+            profile=args.profile,
+            seed=args.seed,
+            traces_dir=args.traces,
+            on_example=progress.tick,
+        )
+        progress.done()
+    cov = summarise(result.coverage)
+    if args.json:
+        out = describe_result(result)
+        out["coverage_summary"] = cov
+        json.dump(out, sys.stdout, indent=1, sort_keys=True, default=str)
+        print()
+    else:
+        print(_summary(result, cov, args))
+    return 0 if result.ok else 1
+
+
+def _target_line(d: dict) -> str:
+    return (
+        f"{d.get('implementation', '?')} {d.get('version', '?')} "
+        f"({d.get('mode', '?')}, {d.get('nodes', '?')} node(s)) at {d.get('bootstrap_servers', '?')}"
+    )
+
+
+class _Progress:
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.n = 0
+        self.tty = sys.stderr.isatty()
+
+    def tick(self, machine) -> None:  # noqa: ANN001 - a GroupMachine
+        self.n += 1
+        width = 30
+        filled = min(width, int(width * self.n / max(self.total, 1)))
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {self.n} examples, "
+            f"{machine.context.commands} commands, {machine.context.ticks} ticks"
+        )
+        if self.tty:
+            print("\r" + line, end="", file=sys.stderr, flush=True)
+        elif self.n % 5 == 0:
+            print(line, file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
+    lines = [
+        "",
+        "kgc check — summary",
+        f"  target       {_target_line(result.target)}",
+        f"  profile      {result.profile} (seed {result.seed})",
+        f"  examples     {result.examples}",
+        f"  commands     {result.commands} requests + {result.ticks} ticks "
+        f"in {result.wall_s:.1f} s ({result.commands / max(result.wall_s, 1e-9):.1f} requests/s)",
+        f"  model states {result.peak_states} at most at once",
+        f"  divergences  {0 if result.ok else 1}" + ("" if result.ok else f" ({result.failure})"),
+        f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
+        f"reached ({cov['percent']:.0f}%)",
+    ]
+    never = cov["never"]
+    if never:
+        lines.append(f"  never reached ({len(never)}):")
+        for cell in never[:40]:
+            lines.append(f"    {cell}")
+        if len(never) > 40:
+            lines.append(f"    … and {len(never) - 40} more (--json lists all)")
+    if not result.ok:
+        lines.append("")
+        lines.append(result.message)
+        for path in result.saved:
+            lines.append(f"saved: {path}")
+            where = (
+                f"--bootstrap-server {args.bootstrap_server}"
+                if args.bootstrap_server
+                else f"--kafka-version {result.target.get('version')}"
+            )
+            lines.append(f"replay: kgc replay {path} {where}")
+    else:
+        lines.append("  verdict      PASS: every response was one the model allows")
+    return "\n".join(lines)
