@@ -1,0 +1,194 @@
+"""Small blocking probes of a Kafka broker: ApiVersions, Metadata, DescribeQuorum.
+
+Used to decide when an embedded broker is ready and whether an external one is reachable. The wire
+encoding comes from kafka-python's classes generated from Kafka's JSON message specs
+(``clients/src/main/resources/common/message/*.json``); framing is Kafka's 4-byte big-endian size
+prefix. One short-lived socket per probe, one request in flight, no retries: the caller decides
+what a failure means. The differential engine's own client lives in ``client.py``/``wire.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
+from kafka.protocol.metadata import (
+    ApiVersionsRequest,
+    ApiVersionsResponse,
+    MetadataRequest,
+    MetadataResponse,
+)
+
+API_VERSIONS_KEY = 18
+METADATA_KEY = 3
+DESCRIBE_QUORUM_KEY = 55
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+
+_correlation = itertools.count(1)
+
+
+class ProbeError(OSError):
+    """The broker did not answer (refused, timed out, closed) or answered with an error code."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsInfo:
+    """What ApiVersions says: supported (min, max) per api key and finalized feature levels."""
+
+    api_keys: dict[int, tuple[int, int]]
+    finalized_features: dict[str, int] = field(default_factory=dict)
+
+    def max_version(self, api_key: int, client_max: int) -> int:
+        """Highest version both sides speak; raises ProbeError if none."""
+        lo, hi = self.api_keys.get(api_key, (0, -1))
+        v = min(hi, client_max)
+        if v < lo:
+            raise ProbeError(f"broker speaks no common version of api key {api_key}")
+        return v
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerInfo:
+    node_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataInfo:
+    cluster_id: str | None
+    controller_id: int
+    brokers: tuple[BrokerInfo, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuorumInfo:
+    leader_id: int
+    leader_epoch: int
+    voters: tuple[int, ...]
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ProbeError("connection closed by broker")
+        buf += chunk
+    return bytes(buf)
+
+
+def round_trip(sock: socket.socket, request: Any, response_cls: Any, version: int) -> Any:
+    """Send ``request`` at ``version`` on ``sock`` and decode the matching response."""
+    request.API_VERSION = version
+    correlation_id = next(_correlation) & 0x7FFFFFFF
+    request.with_header(correlation_id=correlation_id, client_id="kgc-probe")
+    sock.sendall(request.encode(header=True, framed=True))
+    (size,) = struct.unpack(">i", _recv_exact(sock, 4))
+    response = response_cls.decode(_recv_exact(sock, size), version=version, header=True)
+    got = response.header.correlation_id if response.header is not None else correlation_id
+    if got != correlation_id:
+        raise ProbeError(f"correlation id mismatch: sent {correlation_id}, got {got}")
+    return response
+
+
+def connect(host: str, port: int, timeout_s: float) -> socket.socket:
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+    except OSError as exc:
+        raise ProbeError(_reason(exc)) from exc
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, socket.timeout | TimeoutError):
+        return "timed out"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    return str(exc) or type(exc).__name__
+
+
+def _api_versions_on(sock: socket.socket) -> ApiVersionsInfo:
+    req = ApiVersionsRequest(client_software_name="kgc", client_software_version="0.1.0")
+    resp = round_trip(sock, req, ApiVersionsResponse, 3)
+    if resp.error_code == 35:  # UNSUPPORTED_VERSION: the broker answers in v0 with its range
+        resp = round_trip(sock, ApiVersionsRequest(), ApiVersionsResponse, 0)
+    if resp.error_code != 0:
+        raise ProbeError(f"ApiVersions error code {resp.error_code}")
+    keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
+    features = {f.name: f.max_version_level for f in (resp.finalized_features or [])}
+    return ApiVersionsInfo(api_keys=keys, finalized_features=features)
+
+
+def _metadata_on(sock: socket.socket, versions: ApiVersionsInfo) -> MetadataInfo:
+    v = versions.max_version(METADATA_KEY, min(12, MetadataRequest.max_version))
+    req = MetadataRequest(topics=[], allow_auto_topic_creation=False)
+    resp = round_trip(sock, req, MetadataResponse, v)
+    brokers = tuple(
+        sorted(
+            (BrokerInfo(node_id=b.node_id, host=b.host, port=b.port) for b in resp.brokers),
+            key=lambda b: b.node_id,
+        )
+    )
+    return MetadataInfo(
+        cluster_id=getattr(resp, "cluster_id", None),
+        controller_id=getattr(resp, "controller_id", -1),
+        brokers=brokers,
+    )
+
+
+def _describe_quorum_on(sock: socket.socket, versions: ApiVersionsInfo) -> QuorumInfo:
+    v = versions.max_version(DESCRIBE_QUORUM_KEY, min(1, DescribeQuorumRequest.max_version))
+    part = DescribeQuorumRequest.TopicData.PartitionData(partition_index=0)
+    req = DescribeQuorumRequest(
+        topics=[
+            DescribeQuorumRequest.TopicData(topic_name=CLUSTER_METADATA_TOPIC, partitions=[part])
+        ]
+    )
+    resp = round_trip(sock, req, DescribeQuorumResponse, v)
+    if resp.error_code != 0:
+        raise ProbeError(f"DescribeQuorum error code {resp.error_code}")
+    p = resp.topics[0].partitions[0]
+    if p.error_code != 0:
+        raise ProbeError(f"DescribeQuorum partition error code {p.error_code}")
+    return QuorumInfo(
+        leader_id=p.leader_id,
+        leader_epoch=p.leader_epoch,
+        voters=tuple(sorted(r.replica_id for r in p.current_voters)),
+    )
+
+
+def _with_socket(host: str, port: int, timeout_s: float, fn: Any) -> Any:
+    sock = connect(host, port, timeout_s)
+    try:
+        return fn(sock)
+    except ProbeError:
+        raise
+    except (OSError, ValueError, struct.error, EOFError) as exc:
+        raise ProbeError(_reason(exc)) from exc
+    finally:
+        sock.close()
+
+
+def api_versions(host: str, port: int, timeout_s: float = 2.0) -> ApiVersionsInfo:
+    """ApiVersions on a fresh connection; raises ProbeError if no answer within ``timeout_s``."""
+    return _with_socket(host, port, timeout_s, _api_versions_on)  # type: ignore[no-any-return]
+
+
+def metadata(host: str, port: int, timeout_s: float = 2.0) -> MetadataInfo:
+    """Metadata (no topics) on a fresh connection: which brokers this node knows are alive."""
+    return _with_socket(  # type: ignore[no-any-return]
+        host, port, timeout_s, lambda s: _metadata_on(s, _api_versions_on(s))
+    )
+
+
+def describe_quorum(host: str, port: int, timeout_s: float = 2.0) -> QuorumInfo:
+    """DescribeQuorum of ``__cluster_metadata`` (KRaft only; a broker forwards it to the quorum)."""
+    return _with_socket(  # type: ignore[no-any-return]
+        host, port, timeout_s, lambda s: _describe_quorum_on(s, _api_versions_on(s))
+    )
