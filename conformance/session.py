@@ -11,9 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from kgc.cli import UserError
-
-
 @contextmanager
 def open_broker(
     *,
@@ -23,23 +20,18 @@ def open_broker(
     nodes: int = 1,
 ) -> Iterator[Any]:
     """Yield a started broker provider (``bootstrap_servers``, ``describe()``, …); stop it after
-    if this function started it. Bad input becomes a one-line :class:`UserError`."""
-    from kgc.conformance.errors import KgcError
+    if this function started it. Bad input raises a one-line ``KgcError``."""
+    if bootstrap_server:
+        from kgc.conformance.providers import ExternalKafka
 
-    try:
-        if bootstrap_server:
-            from kgc.conformance.providers import ExternalKafka
+        broker: Any = ExternalKafka(bootstrap_server)
+    else:
+        from kgc.conformance.broker import EmbeddedKafka
+        from kgc.conformance.maven import DEFAULT_KAFKA_VERSION
 
-            broker: Any = ExternalKafka(bootstrap_server)
-        else:
-            from kgc.conformance.broker import EmbeddedKafka
-            from kgc.conformance.maven import DEFAULT_KAFKA_VERSION
-
-            version = kafka_version or DEFAULT_KAFKA_VERSION
-            broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode or "kraft")
-        broker.start()
-    except KgcError as exc:
-        raise UserError(str(exc)) from None
+        version = kafka_version or DEFAULT_KAFKA_VERSION
+        broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode or "kraft")
+    broker.start()
     try:
         yield broker
     finally:

@@ -22,7 +22,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class UserError(Exception):
+from kgc.conformance.errors import KgcError  # noqa: E402  (light: no third-party imports)
+
+
+class UserError(KgcError):
     """Bad input from the user: printed as one line naming the fix, exit status 2."""
 
 
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(SUBCOMMANDS[args.command][0])
     try:
         return int(module.run(args) or 0)
-    except UserError as exc:
+    except KgcError as exc:
         print(f"kgc {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

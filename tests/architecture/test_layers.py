@@ -1,0 +1,116 @@
+"""The layer order is enforced, not just written down (CONTRIBUTING.md, "Layers").
+
+model  <-  properties  <-  conformance  <-  kgc (cli, pytest plugin, benches), pipeline
+
+* ``model/`` imports only the standard library and itself: it is the spec, readable and runnable
+  anywhere, and it stays pure (no clock, no randomness, no I/O modules).
+* ``properties/`` may use the model, Hypothesis and Z3; never a broker client.
+* ``conformance/`` may use everything below it and kafka-python; never the front ends.
+The test reads every module's imports with ``ast`` (function-level imports included), so an
+import hidden inside a function is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = {"model": 0, "properties": 1, "conformance": 2, "pipeline": 3, "kgc": 3}
+FOLDER_PACKAGE = {"model": "kgc.model", "properties": "kgc.properties", "conformance": "kgc.conformance",
+                  "pipeline": "kgc.pipeline"}
+# modules a pure model must never import even though they are in the standard library
+IMPURE_STDLIB = {"time", "random", "socket", "os", "subprocess", "threading", "datetime", "secrets",
+                 "selectors", "asyncio", "io", "pathlib", "tempfile", "uuid"}
+THIRD_PARTY_ALLOWED = {
+    "properties": {"hypothesis", "z3"},
+    "conformance": {"hypothesis", "z3", "kafka", "kazoo", "testcontainers", "confluent_kafka"},
+}
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+    return found
+
+
+def layer_of(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "kgc":
+        return None
+    if len(parts) == 1:
+        return None  # the root package only carries __version__
+    sub = parts[1]
+    for folder, pkg in FOLDER_PACKAGE.items():
+        if pkg == f"kgc.{sub}":
+            return LAYERS[folder]
+    return LAYERS["kgc"]  # kgc.cli, kgc.bench, kgc.pytest_plugin, …
+
+
+@pytest.mark.parametrize("folder", ["model", "properties", "conformance"])
+def test_layers_point_one_way(folder: str) -> None:
+    mine = LAYERS[folder]
+    bad = []
+    for path in modules(folder):
+        for mod in imports_of(path):
+            layer = layer_of(mod)
+            if layer is not None and layer > mine:
+                bad.append(f"{path.relative_to(ROOT)} imports {mod}")
+    assert not bad, "imports against the layer order:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("folder", ["model", "properties", "conformance"])
+def test_third_party_imports_are_allowed_ones(folder: str) -> None:
+    allowed = THIRD_PARTY_ALLOWED.get(folder, set())
+    bad = []
+    for path in modules(folder):
+        for mod in imports_of(path):
+            top = mod.split(".")[0]
+            if top == "kgc" or top in sys.stdlib_module_names or top == "__future__":
+                continue
+            if top not in allowed:
+                bad.append(f"{path.relative_to(ROOT)} imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def test_model_is_pure_standard_library() -> None:
+    bad = []
+    for path in modules("model"):
+        for mod in imports_of(path):
+            top = mod.split(".")[0]
+            if top in IMPURE_STDLIB:
+                bad.append(f"{path.relative_to(ROOT)} imports {mod} (no clock, randomness or I/O)")
+    assert not bad, "\n".join(bad)
+
+
+def test_model_imports_nothing_heavy_at_runtime() -> None:
+    """Importing every model module loads no third-party package (checked in a fresh interpreter)."""
+    import subprocess
+
+    names = [
+        "kgc.model." + p.relative_to(ROOT / "model").with_suffix("").as_posix().replace("/", ".")
+        for p in modules("model")
+        if p.name != "__init__.py"
+    ]
+    code = (
+        "import sys, importlib\n"
+        "base = set(sys.modules)\n"
+        f"for n in {names!r}: importlib.import_module(n)\n"
+        "new = {m.split('.')[0] for m in set(sys.modules) - base}\n"
+        "bad = sorted(m for m in new if m != 'kgc' and m not in sys.stdlib_module_names)\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"model/ pulled in: {out.stdout.strip()}"
