@@ -129,9 +129,9 @@ def error_name(code: int) -> str:
         return _ERROR_NAME_OVERRIDES[code]
     import kafka.errors
 
-    cls = kafka.errors.for_code(code)
+    cls = kafka.errors.kafka_errors.get(code)
     name = getattr(cls, "message", None)
-    if getattr(cls, "errno", None) != code or not isinstance(name, str):
+    if not isinstance(name, str):
         return f"UNKNOWN_ERROR_CODE_{code}"
     return name
 
