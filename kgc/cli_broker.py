@@ -1,0 +1,189 @@
+"""``kgc broker start|status|stop``: an embedded Apache Kafka that outlives the command.
+
+``start`` brings up a detached :class:`~kgc.conformance.broker.EmbeddedKafka`, prints its bootstrap
+servers as the only line on stdout and returns with the JVMs running; ``status`` reads the state
+files (``$KGC_STATE_DIR`` or ``~/.cache/kgc/run``) and also lists kgc-started JVMs no state file
+accounts for; ``stop`` kills a named broker (or ``--all``) and removes its state and data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kgc.cli import UserError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    start = sub.add_parser(
+        "start", help="start a detached embedded broker; print bootstrap servers"
+    )
+    start.add_argument("--kafka-version", default=None, help="Apache Kafka version (default 4.3.1)")
+    start.add_argument("--nodes", type=int, default=1, help="number of nodes (default 1)")
+    start.add_argument("--mode", choices=("kraft", "zookeeper"), default="kraft")
+    start.add_argument(
+        "--offsets-partitions", type=int, default=10, help="offsets.topic.num.partitions"
+    )
+    start.add_argument("--name", default="default", help="instance name (default 'default')")
+    start.add_argument(
+        "--port", type=int, default=None, help="PLAINTEXT port of node 1 (node k gets PORT+k-1)"
+    )
+    start.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="broker setting override (repeatable)",
+    )
+    start.add_argument("--heap-mb", type=int, default=512, help="JVM heap per node (default 512)")
+    start.add_argument("--timeout", type=float, default=120, help="seconds to wait for ready")
+
+    status = sub.add_parser("status", help="list running kgc brokers")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+
+    stop = sub.add_parser("stop", help="stop a detached broker")
+    which = stop.add_mutually_exclusive_group()
+    which.add_argument("--name", default="default", help="instance name (default 'default')")
+    which.add_argument(
+        "--all",
+        action="store_true",
+        help="stop every detached broker and every orphaned kgc JVM",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgc.conformance.errors import KgcError
+
+    try:
+        return {"start": _start, "status": _status, "stop": _stop}[args.action](args)
+    except KgcError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _start(args: argparse.Namespace) -> int:
+    from kgc.conformance import runstate
+    from kgc.conformance.broker import EmbeddedKafka
+    from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
+
+    if not args.name or not all(c.isalnum() or c in "-_." for c in args.name):
+        raise UserError(f"bad --name {args.name!r}; use letters, digits, '-', '_' or '.'")
+    if args.nodes < 1:
+        raise UserError(f"--nodes must be at least 1, got {args.nodes}")
+    config = {}
+    for item in args.config:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"bad --config {item!r}; use KEY=VALUE, e.g. group.max.size=10")
+        config[key.strip()] = value.strip()
+    existing = runstate.load(args.name)
+    if existing is not None:
+        if existing.alive_pids:
+            raise UserError(
+                f"a broker named {args.name!r} already runs at {existing.bootstrap_servers}; "
+                f"stop it with 'kgc broker stop --name {args.name}' or pick another --name"
+            )
+        runstate.stop_detached(existing)  # stale state file: clean it up
+    default_version = ZOOKEEPER_KAFKA_VERSION if args.mode == "zookeeper" else DEFAULT_KAFKA_VERSION
+    ports = None
+    if args.port is not None:
+        ports = [args.port + i for i in range(args.nodes)]
+        if not all(0 < p < 65536 for p in ports):
+            raise UserError(f"--port {args.port} is out of range; use 1..{65536 - args.nodes}")
+    broker = EmbeddedKafka(
+        version=args.kafka_version or default_version,
+        nodes=args.nodes,
+        mode=args.mode,
+        config=config,
+        heap_mb=args.heap_mb,
+        offsets_partitions=args.offsets_partitions,
+        ports=ports,
+        name=args.name,
+        detached=True,
+    )
+    print(
+        f"kgc broker: starting Apache Kafka {broker.version} ({args.mode}, {args.nodes} node(s))",
+        file=sys.stderr,
+    )
+    broker.start(timeout_s=args.timeout)
+    print(
+        f"kgc broker: {args.name!r} ready in {broker.start_s:.1f} s; "
+        f"stop with 'kgc broker stop --name {args.name}'",
+        file=sys.stderr,
+    )
+    print(broker.bootstrap_servers)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from kgc.conformance import runstate
+
+    brokers = runstate.list_detached()
+    strays = runstate.strays()
+    if args.json:
+        json.dump(
+            {
+                "brokers": [
+                    {
+                        "name": b.name,
+                        "version": b.state.get("version"),
+                        "mode": b.state.get("mode"),
+                        "bootstrap_servers": b.bootstrap_servers,
+                        "alive_pids": list(b.alive_pids),
+                        "dead_pids": list(b.dead_pids),
+                        "workdir": b.state.get("workdir"),
+                    }
+                    for b in brokers
+                ],
+                "strays": strays,
+            },
+            sys.stdout,
+            sort_keys=True,
+        )
+        sys.stdout.write("\n")
+        return 0
+    if not brokers and not strays:
+        print("no kgc brokers running")
+        return 0
+    for b in brokers:
+        total = len(b.alive_pids) + len(b.dead_pids)
+        health = "running" if not b.dead_pids else f"DEGRADED ({len(b.dead_pids)} of {total} dead)"
+        if not b.alive_pids:
+            health = "dead (stale state; 'kgc broker stop --name NAME' cleans it)"
+        print(
+            f"{b.name}: Apache Kafka {b.state.get('version')} {b.state.get('mode')} "
+            f"{b.bootstrap_servers} {health} pids={','.join(map(str, b.alive_pids)) or '-'}"
+        )
+    for s in strays:
+        whose = (
+            f"attached to live pid {s['owner']}"
+            if s["owner_alive"]
+            else "orphaned ('kgc broker stop --all' kills it)"
+        )
+        print(f"stray JVM pid {s['pid']} instance={s['instance']} {s['main']}: {whose}")
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    from kgc.conformance import runstate
+
+    if args.all:
+        stopped = []
+        for b in runstate.list_detached():
+            stopped += runstate.stop_detached(b)
+        orphans = [s for s in runstate.strays() if not s["owner_alive"]]
+        stopped += runstate.terminate(
+            [s["pid"] for s in orphans], {s["pid"]: s["instance"] for s in orphans}
+        )
+        print(f"kgc broker: stopped {len(stopped)} JVM(s)", file=sys.stderr)
+        return 0
+    broker = runstate.load(args.name)
+    if broker is None:
+        raise UserError(
+            f"no broker named {args.name!r} (see 'kgc broker status'; --all stops every one)"
+        )
+    stopped = runstate.stop_detached(broker)
+    print(f"kgc broker: stopped {args.name!r} ({len(stopped)} JVM(s))", file=sys.stderr)
+    return 0
