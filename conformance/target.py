@@ -8,13 +8,20 @@ responses are decoded into the model's vocabulary with real member ids replaced 
 Member-id mapping: a real id gets its symbolic name ``cK-n`` the first time it is revealed to client
 ``cK`` as its *own* id. A JoinGroup completion answers every member at once and the leader's answer
 lists the others' ids, so arrivals are decoded in two passes: first every response's own id is
-registered, then the responses are translated. A list entry whose owner has not been heard from
-within ``defer_ms`` is named ``unknown-…``, which no model state allows (a divergence, correctly:
-the broker listed a member that never got its own answer).
+registered, then the responses are translated.
+
+An id can also show up before its owner hears of it: DescribeGroups lists a member whose JoinGroup
+(v3 and older, or static) is still pending. Apache Kafka builds member ids as
+``clientId + "-" + UUID`` (``GroupMetadataManager.classicGroupJoinNew…``/``GroupCoordinator.
+doNewMemberJoinGroup``), and each simulated client connects with client id ``kgc-cK``, so such an id
+is attributed to ``cK`` by its prefix. An id matching no client (another implementation may build
+ids differently) waits up to ``defer_ms`` for its owner's answer and is then named ``unknown-…``,
+which no model state allows: the divergence is reported, not hidden.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +30,11 @@ from kgc.conformance import wire
 from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
 from kgc.model.commands import Request
 from kgc.properties.target import Arrival
+
+
+_KAFKA_MEMBER_ID = re.compile(
+    r"^kgc-(c\d+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+)
 
 
 class TargetError(Exception):
@@ -86,9 +98,14 @@ class BrokerTarget:
                     f"{p.command.type} from {p.command.client} failed: {handle.error}"
                 )
             batch.append(p)
-        # pass 1: learn every response's own member id
+        # pass 1: learn every response's own member id, then ids attributable by client id
         for p in batch:
             wire.learn_own_id(p.command, p.handle.response, self._ids)
+        for p in batch:
+            for real in wire.member_ids_in(p.command, p.handle.response):
+                match = _KAFKA_MEMBER_ID.match(real)
+                if match and self._ids.symbolic(real) is None:
+                    self._ids.symbolic(real, owner_client=match.group(1))
         # pass 2: translate, deferring answers that name members not yet heard from
         out: list[Arrival] = []
         now = time.monotonic()

@@ -351,6 +351,11 @@ def _member_ids_in(command: m.Request, response: Any) -> list[str]:
             return []
 
 
+def member_ids_in(command: m.Request, response: Any) -> list[str]:
+    """Every member id a decoded response mentions (own id and lists)."""
+    return _member_ids_in(command, response)
+
+
 def all_ids_known(command: m.Request, response: Any, ids: MemberIds) -> bool:
     """Whether every member id in ``response`` already has a symbolic name (call
     :func:`learn_own_id` on every response that arrived together first)."""
