@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "broker": "kgc.conformance.bench_broker:run",
     "model": "kgc.bench_model:run",
     "check": "kgc.conformance.bench_check:run",
+    "timing": "kgc.conformance.timing:run",
     "z3": "kgc.properties.bench_z3:run",
     "pipeline": "kgc.pipeline.bench_pipeline:run",
 }
