@@ -101,8 +101,13 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
     if int(version.split(".")[0]) >= 4:
         cfg["share.coordinator.state.topic.replication.factor"] = str(nodes)
         cfg["share.coordinator.state.topic.min.isr"] = "1"
+    # How long a killed broker stays registered: until then a restarted one is refused
+    # (KRaft: DUPLICATE_BROKER_REGISTRATION; ZooKeeper: its ephemeral /brokers/ids node exists).
     if mode == "zookeeper":
         cfg["zookeeper.session.timeout.ms"] = "6000"
+    else:
+        cfg["broker.session.timeout.ms"] = "6000"
+        cfg["broker.heartbeat.interval.ms"] = "1000"
     return cfg
 
 
@@ -547,6 +552,8 @@ class EmbeddedKafka:
             node = self._node(node_id)
             self._signal(node, signal.SIGSTOP)
             node.paused = True
+            if node.proc is not None:  # SIGSTOP is asynchronous: wait until every thread stops
+                _wait_stopped(node.proc.pid, stopped=True)
 
     def resume(self, node_id: int) -> None:
         """SIGCONT a paused node."""
@@ -554,6 +561,8 @@ class EmbeddedKafka:
             node = self._node(node_id)
             self._signal(node, signal.SIGCONT)
             node.paused = False
+            if node.proc is not None:
+                _wait_stopped(node.proc.pid, stopped=False)
 
     def is_running(self, node_id: int) -> bool:
         """True while the node's JVM exists (paused counts as running)."""
@@ -645,7 +654,8 @@ class EmbeddedKafka:
             self._workdir.mkdir(parents=True)
             self._owns_workdir = True
         else:
-            self._workdir = Path(tempfile.mkdtemp(prefix="kgc-kafka-"))
+            _remove_orphaned_workdirs()
+            self._workdir = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-"))
             self._owns_workdir = True
 
     def _reset_dirs(self) -> None:
@@ -926,6 +936,44 @@ class _PortClash(Exception):
 
 class _StaleZkRegistration(Exception):
     pass
+
+
+def _thread_states(pid: int) -> list[str]:
+    """The scheduler state letter of every thread of ``pid`` (``T`` = stopped), from /proc."""
+    states = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                stat = (task / "stat").read_text()
+                states.append(stat[stat.rindex(")") + 2])
+    return states
+
+
+def _wait_stopped(pid: int, *, stopped: bool, timeout_s: float = 5.0) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        states = _thread_states(pid)
+        if not states or all((st in "Tt") == stopped for st in states):
+            return
+        time.sleep(0.005)
+
+
+_TEMP_PREFIX = "kgc-kafka-"
+
+
+def _remove_orphaned_workdirs() -> None:
+    """Delete temp workdirs left by owners that died without cleanup (e.g. SIGKILL of pytest; the
+    JVMs died with them through PDEATHSIG). The owner pid is part of the directory name."""
+    for d in Path(tempfile.gettempdir()).glob(f"{_TEMP_PREFIX}*-*"):
+        owner = d.name[len(_TEMP_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except PermissionError:
+            pass
 
 
 def _prop_value(v: object) -> str:
