@@ -1,1 +1,179 @@
-"""kgc pytest plugin (imports nothing heavy at load)."""
+"""kgc's pytest plugin: brokers and unique names for tests that talk to a real Kafka.
+
+Registered through the ``pytest11`` entry point ``kgc = "kgc.pytest_plugin"``. Importing it loads
+nothing heavy (no kafka-python, no broker code): everything is imported inside the fixtures, so a
+test run that asks for no broker pays nothing.
+
+Options:
+
+* ``--kgc-bootstrap-server HOST:PORT[,...]`` — use a broker someone else runs
+  (``ExternalKafka``); tests marked ``faults`` skip, saying why (kgc cannot kill what it did not
+  start), and only ``kgc-``-prefixed groups and topics are touched.
+* ``--kgc-kafka-version V`` — the embedded Apache Kafka version (default
+  ``kgc.conformance.maven.DEFAULT_KAFKA_VERSION``).
+* ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (ZooKeeper needs 3.x).
+
+Fixtures:
+
+* ``kgc_broker`` (session) — a started single-node broker (or the external one), stopped at the
+  end of the session. If it cannot be had, every test using it *errors* with the reason (Java,
+  Maven, port, unreachable address...); it is never skipped, and a failed start is not retried
+  for each test (pytest caches the session fixture's error).
+* ``kgc_cluster3`` (session, started only when a test asks) — a 3-node cluster in the
+  ``--kgc-mode`` mode (KRaft unless told otherwise). With ``--kgc-bootstrap-server`` the external
+  cluster is used if it has at least 3 brokers; otherwise the test skips, saying so.
+* ``kgc_client`` — a ``kgc.conformance.client.Cluster`` on ``kgc_broker``, closed after the test.
+* ``kgc_group_id`` / ``kgc_topic`` — names unique to one test: ``kgc-<test-name-slug>-<random>``
+  (names only; create the topic with ``Cluster.create_topic`` if the test needs it).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+NAME_PREFIX = "kgc-"
+_SLUG_MAX = 40
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kgc", "kafka-group-conformance")
+    group.addoption(
+        "--kgc-bootstrap-server",
+        metavar="HOST:PORT[,...]",
+        default=None,
+        help="test against this running Kafka instead of starting an embedded one "
+        "(fault-injection tests skip)",
+    )
+    group.addoption(
+        "--kgc-kafka-version",
+        metavar="V",
+        default=None,
+        help="Apache Kafka version of the embedded broker (default: kgc's DEFAULT_KAFKA_VERSION)",
+    )
+    group.addoption(
+        "--kgc-profile",
+        default="ci",
+        help="differential suite settings profile: ci (default), thorough, quick",
+    )
+    group.addoption(
+        "--kgc-seed",
+        type=int,
+        default=20261121,
+        help="Hypothesis seed of the differential suite (fixed by default so CI is reproducible)",
+    )
+    group.addoption(
+        "--kgc-traces",
+        default="traces",
+        help="folder where the differential suite saves shrunk failing traces",
+    )
+    group.addoption(
+        "--kgc-mode",
+        choices=("kraft", "zookeeper"),
+        default="kraft",
+        help="metadata mode of the embedded broker (zookeeper needs a 3.x version)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # also declared in kgc's pyproject; repeated so the plugin works in other projects
+    config.addinivalue_line(
+        "markers", "broker: needs a real Kafka broker (embedded or --kgc-bootstrap-server)"
+    )
+    config.addinivalue_line(
+        "markers", "faults: injects faults (kill/pause/restart); needs a broker kgc started itself"
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    external = config.getoption("--kgc-bootstrap-server")
+    if external:
+        return f"kgc: external broker {external} (fault tests skip)"
+    version = config.getoption("--kgc-kafka-version") or "default"
+    return f"kgc: embedded Apache Kafka {version}, {config.getoption('--kgc-mode')} mode"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("faults") is not None and item.config.getoption(
+        "--kgc-bootstrap-server"
+    ):
+        pytest.skip(
+            "fault injection needs a broker kgc started itself; "
+            "drop --kgc-bootstrap-server to run it on the embedded Kafka"
+        )
+
+
+# ---------------------------------------------------------------------------------------- brokers
+
+
+def _open(config: pytest.Config, nodes: int) -> Iterator[Any]:
+    from kgc.conformance.session import open_broker
+
+    with open_broker(
+        bootstrap_server=config.getoption("--kgc-bootstrap-server"),
+        kafka_version=config.getoption("--kgc-kafka-version"),
+        mode=config.getoption("--kgc-mode"),
+        nodes=nodes,
+    ) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def kgc_broker(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """A started Kafka (embedded single node, or ``--kgc-bootstrap-server``) for the session."""
+    yield from _open(pytestconfig, nodes=1)
+
+
+@pytest.fixture(scope="session")
+def kgc_cluster3(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """A started 3-node Kafka cluster for the session (started only if a test asks)."""
+    external = pytestconfig.getoption("--kgc-bootstrap-server")
+    gen = _open(pytestconfig, nodes=3)
+    broker = next(gen)
+    if external:
+        nodes = broker.describe().get("nodes") or 0
+        if nodes < 3:
+            gen.close()
+            pytest.skip(
+                f"needs a 3-node cluster; the broker at {external} has {nodes}; "
+                "drop --kgc-bootstrap-server to start an embedded 3-node cluster"
+            )
+    yield broker
+    gen.close()
+
+
+@pytest.fixture
+def kgc_client(kgc_broker: Any) -> Iterator[Any]:
+    """A :class:`kgc.conformance.client.Cluster` on ``kgc_broker``, closed after the test."""
+    from kgc.conformance.client import Cluster
+
+    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+        cluster.poller.close()
+
+
+# ------------------------------------------------------------------------------------------ names
+
+
+def unique_name(test_name: str) -> str:
+    """``kgc-<slug of test_name>-<8 hex>``: a legal group id and topic name (``[a-zA-Z0-9._-]``,
+    well under Kafka's 249-character topic limit)."""
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", test_name).strip("-").lower()[:_SLUG_MAX].strip("-")
+    return f"{NAME_PREFIX}{slug or 'test'}-{secrets.token_hex(4)}"
+
+
+@pytest.fixture
+def kgc_group_id(request: pytest.FixtureRequest) -> str:
+    return unique_name(request.node.name)
+
+
+@pytest.fixture
+def kgc_topic(request: pytest.FixtureRequest) -> str:
+    return unique_name(request.node.name)
