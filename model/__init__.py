@@ -1,1 +1,29 @@
-"""kgc.model."""
+"""kgc.model: the pure reference model of Kafka's classic consumer group.
+
+``ClassicGroupModel(GroupConfig(profile=KAFKA_4_X, ...))`` implements the checker's ``Model``
+protocol; see ``model/RULES.md`` for every rule, its source and the tests that check it.
+"""
+
+from kgc.model.group import ClassicGroupModel
+from kgc.model.profiles import (
+    KAFKA_3_9,
+    KAFKA_4_X,
+    PROFILES,
+    GroupConfig,
+    Profile,
+    profile_for_version,
+)
+from kgc.model.state import GroupState, state_from_json, state_to_json
+
+__all__ = [
+    "KAFKA_3_9",
+    "KAFKA_4_X",
+    "PROFILES",
+    "ClassicGroupModel",
+    "GroupConfig",
+    "GroupState",
+    "Profile",
+    "profile_for_version",
+    "state_from_json",
+    "state_to_json",
+]

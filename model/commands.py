@@ -358,7 +358,7 @@ def from_json(obj: Any) -> Command | Response:
         if key not in names:
             raise TraceFormatError(f"field {kind}.{key}: not a field of {kind}")
         if isinstance(value, list):
-            nested = _NESTED_BY_RECORD.get((kind, key), _NESTED.get(key))
+            nested = _NESTED_BY_RECORD.get((str(kind), key), _NESTED.get(key))
             if nested is None:
                 raise TraceFormatError(f"field {kind}.{key}: unexpected list")
             try:

@@ -1,0 +1,65 @@
+"""DescribeGroups and FindCoordinator as seen from one group.
+
+Rules (4.x ``GroupMetadataManager.describeGroups`` / ``ClassicGroupMember.describe`` /
+``describeNoMetadata``; 3.9 ``GroupCoordinator.handleDescribeGroup`` / ``GroupMetadata.summary`` /
+``MemberMetadata.summaryNoMetadata``; FindCoordinator in ``coordinator.py``):
+
+1. A group that does not exist is described as state ``Dead`` with no protocol type and no members,
+   error ``NONE`` — except 4.x v6+, which says ``GROUP_ID_NOT_FOUND``.
+2. Otherwise: the state's Kafka name; ``protocol_type`` the group's (``""`` for a simple group);
+   ``protocol_data`` the selected protocol in Stable only (``""`` otherwise); every member (not the
+   KIP-394 pending ones), with its instance id from v4. Member assignments: Stable shows each
+   member's assignment; outside Stable 3.9 shows none, 4.x shows the member's current one (the
+   previous generation's until a rebalance from CompletingRebalance clears it).
+"""
+
+from __future__ import annotations
+
+from kgc.model.commands import (
+    DescribedMember,
+    DescribeGroups,
+    DescribeGroupsResponse,
+    FindCoordinator,
+    FindCoordinatorResponse,
+)
+from kgc.model.coordinator import find_coordinator_outcomes
+from kgc.model.state import DEAD, STABLE
+from kgc.model.txn import Txn
+
+
+def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> None:
+    if not tx.exists:
+        error = "NONE"
+        if cmd.version >= 6 and tx.profile.describe_missing_group_error_v6:
+            error = "GROUP_ID_NOT_FOUND"
+        tx.respond(request_id, DescribeGroupsResponse(error=error, group_state=DEAD))
+        return
+    stable = tx.state == STABLE
+    show_assignment = stable or tx.profile.describe_assignment_outside_stable
+    members = tuple(
+        DescribedMember(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id if cmd.version >= 4 else None,
+            assignment=m.assignment if show_assignment else "",
+        )
+        for m in (tx.members[k] for k in sorted(tx.members))
+    )
+    tx.respond(
+        request_id,
+        DescribeGroupsResponse(
+            error="NONE",
+            group_state=tx.state,
+            protocol_type=tx.protocol_type or "",
+            protocol_data=(tx.protocol_name or "") if stable else "",
+            members=members,
+        ),
+    )
+
+
+def handle_find_coordinator(tx: Txn, request_id: int, cmd: FindCoordinator) -> None:
+    cfg = tx.config
+    outcomes = find_coordinator_outcomes(
+        cfg.group_id, cfg.offsets_topic_num_partitions, cfg.offsets_partition_leaders, cfg.node_ids
+    )
+    error, node = tx.choose(outcomes)
+    tx.respond(request_id, FindCoordinatorResponse(error=error, node_id=node))

@@ -1,0 +1,249 @@
+"""The classic group model: one group's coordinator as a pure, nondeterministic state machine.
+
+Role: implements the checker's ``Model`` protocol (``checker.py``) over
+:class:`~kgc.model.state.GroupState`, dispatching each request to the module that states its rules
+(``join``, ``sync``, ``heartbeat``, ``leave``, ``offsets``, ``describe``; ``rebalance`` holds the
+join phase shared by all of them) and firing the coordinator's timers.
+
+Time. Requests are processed at their send time (never earlier than anything already processed).
+Timers fire in deadline order, each at ``max(deadline, time of the last thing processed)``:
+
+* every timer due at or before ``must_until`` fires;
+* of those due in ``(must_until, may_until]`` any *prefix* in deadline order may have fired:
+  ``advance`` returns the state after firing none, the first, the first two, … of them. Branching
+  only on prefixes (not on every subset) keeps the state set linear in the number of timers inside
+  the window; it assumes the broker's timer thread also fires them in deadline order.
+* timers with equal deadlines fire in a fixed order: a deferred request, the join phase, member
+  heartbeats (by member id), pending members, the sync deadline.
+
+Concurrency. With ``GroupConfig.reorder_window_ms > 0`` a request may be held back (state
+``deferred``) and processed after the next request sent within that window, or when the window
+passes — the broker may process requests of different clients sent close together in either
+order. Without it, requests are processed in send order.
+
+Nondeterministic choices inside a step (leader, tied protocol vote, FindCoordinator node without a
+leader map) are enumerated by :func:`kgc.model.txn.explore`.
+
+Input outside the model: a request version the profile's broker does not accept raises
+``ValueError`` naming the accepted range (the broker would reject the request before any group
+logic; generators must not produce it). Faults (``fault``) are not modelled here: the state is
+returned unchanged (coordinator moves are ``coordinator.py``'s and ``failover.py``'s business).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from kgc.model.commands import (
+    DescribeGroups,
+    FindCoordinator,
+    Heartbeat,
+    JoinGroup,
+    LeaveGroup,
+    OffsetCommit,
+    OffsetFetch,
+    Request,
+    Response,
+    SyncGroup,
+)
+from kgc.model.describe import handle_describe_groups, handle_find_coordinator
+from kgc.model.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
+from kgc.model.join import handle_join_group
+from kgc.model.leave import handle_leave_group
+from kgc.model.offsets import handle_offset_commit, handle_offset_fetch
+from kgc.model.profiles import GroupConfig
+from kgc.model.rebalance import fire_join_timer, fire_sync_timer
+from kgc.model.state import Deferred, GroupState
+from kgc.model.sync import handle_sync_group
+from kgc.model.txn import Txn, explore
+
+Handler = Callable[[Txn, int, Any], None]
+
+HANDLERS: dict[str, Handler] = {
+    JoinGroup.type: handle_join_group,
+    SyncGroup.type: handle_sync_group,
+    Heartbeat.type: handle_heartbeat,
+    LeaveGroup.type: handle_leave_group,
+    OffsetCommit.type: handle_offset_commit,
+    OffsetFetch.type: handle_offset_fetch,
+    DescribeGroups.type: handle_describe_groups,
+    FindCoordinator.type: handle_find_coordinator,
+}
+
+# timer kinds, in the order they fire when deadlines are equal
+DEFERRED, JOIN, HEARTBEAT, PENDING, SYNC = 0, 1, 2, 3, 4
+TIMER_NAMES = {
+    DEFERRED: "deferred request",
+    JOIN: "join phase",
+    HEARTBEAT: "heartbeat",
+    PENDING: "pending member",
+    SYNC: "sync deadline",
+}
+
+Timer = tuple[float, int, str]
+
+
+class ClassicGroupModel:
+    """The reference model of one classic consumer group (``Model[GroupState]``)."""
+
+    def __init__(self, config: GroupConfig | None = None) -> None:
+        self.config = config or GroupConfig()
+
+    def __repr__(self) -> str:
+        return f"ClassicGroupModel({self.config.profile.name})"
+
+    # ------------------------------------------------------------------ Model protocol
+    def initial(self) -> GroupState:
+        return GroupState()
+
+    def invoke(
+        self, state: GroupState, *, request_id: int, command: Request, at_ms: float
+    ) -> list[GroupState]:
+        window = self.config.reorder_window_ms
+        d = state.deferred
+        if d is None:
+            out = self.apply(state, request_id, command, at_ms)
+            if window > 0:
+                out.append(
+                    replace(
+                        state,
+                        deferred=Deferred(request_id=request_id, command=command, at_ms=at_ms),
+                    )
+                )
+            return out
+        base = replace(state, deferred=None)
+        out = []
+        for s1 in self.apply(base, d.request_id, d.command, d.at_ms):  # in send order
+            out.extend(self.invoke(s1, request_id=request_id, command=command, at_ms=at_ms))
+        if at_ms - d.at_ms <= window:  # the later request first
+            for s1 in self.apply(base, request_id, command, at_ms):
+                out.extend(self.apply(s1, d.request_id, d.command, d.at_ms))
+        return out
+
+    def advance(
+        self, state: GroupState, *, must_until: float, may_until: float
+    ) -> list[GroupState]:
+        done: list[GroupState] = []
+        work = [state]
+        while work:
+            s = work.pop()
+            t = self.next_timer(s)
+            if t is None or t[0] > must_until:
+                done.append(s)
+            else:
+                work.extend(self.fire(s, t))
+        if may_until <= must_until:
+            return done if len(done) < 2 else list(dict.fromkeys(done))
+        result = dict.fromkeys(done)
+        frontier = list(result)
+        while frontier:
+            nxt: list[GroupState] = []
+            for s in frontier:
+                t = self.next_timer(s)
+                if t is not None and t[0] <= may_until:
+                    for s2 in self.fire(s, t):
+                        if s2 not in result:
+                            result[s2] = None
+                            nxt.append(s2)
+            frontier = nxt
+        return list(result)
+
+    def outbox(self, state: GroupState) -> Mapping[int, tuple[Response, float]]:
+        return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
+
+    def deliver(self, state: GroupState, request_id: int) -> GroupState:
+        return replace(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
+
+    def fault(
+        self, state: GroupState, *, action: str, node: int, at_ms: float
+    ) -> Iterable[GroupState]:
+        return [state]
+
+    # ------------------------------------------------------------------ steps
+    def apply(
+        self, state: GroupState, request_id: int, command: Request, at_ms: float
+    ) -> list[GroupState]:
+        """Process one request at ``at_ms`` (no reordering): every allowed successor."""
+        handler = HANDLERS.get(command.type)
+        if handler is None:
+            raise ValueError(f"{command.type} is not a request the group model handles")
+        r = self.config.profile.api_range(command.type)
+        if not r.min_version <= command.version <= r.max_version:
+            raise ValueError(
+                f"{command.type} v{command.version} is not accepted by {self.config.profile.name} "
+                f"(v{r.min_version}-{r.max_version}); generate versions in that range"
+            )
+
+        def step(tx: Txn) -> None:
+            if at_ms > tx.now_ms:
+                tx.now_ms = at_ms
+            handler(tx, request_id, command)
+
+        return explore(self.config, state, step)
+
+    def next_timer(self, state: GroupState) -> Timer | None:
+        """The timer that fires next: (deadline, kind, key)."""
+        best: Timer | None = None
+        if state.deferred is not None:
+            best = (state.deferred.at_ms + self.config.reorder_window_ms, DEFERRED, "")
+        if state.join_timer is not None:
+            t: Timer = (state.join_timer.deadline_ms, JOIN, "")
+            if best is None or t < best:
+                best = t
+        for m in state.members:
+            if m.heartbeat_deadline_ms is not None:
+                t = (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
+                if best is None or t < best:
+                    best = t
+        for p in state.pending_members:
+            t = (p.deadline_ms, PENDING, p.member_id)
+            if best is None or t < best:
+                best = t
+        if state.sync_timer is not None:
+            t = (state.sync_timer.deadline_ms, SYNC, "")
+            if best is None or t < best:
+                best = t
+        return best
+
+    def fire(self, state: GroupState, timer: Timer) -> list[GroupState]:
+        deadline, kind, key = timer
+        if kind == DEFERRED:
+            d = state.deferred
+            assert d is not None
+            return self.apply(replace(state, deferred=None), d.request_id, d.command, d.at_ms)
+
+        def step(tx: Txn) -> None:
+            if deadline > tx.now_ms:
+                tx.now_ms = deadline
+            if kind == JOIN:
+                fire_join_timer(tx)
+            elif kind == HEARTBEAT:
+                fire_member_heartbeat(tx, key)
+            elif kind == PENDING:
+                fire_pending_member(tx, key)
+            else:
+                fire_sync_timer(tx)
+
+        return explore(self.config, state, step)
+
+    def timers(self, state: GroupState) -> list[tuple[float, str, str]]:
+        """All pending timers, for reports and tests: (deadline, kind name, key), sorted."""
+        out: list[tuple[float, str, str]] = []
+        s = state
+        if s.deferred is not None:
+            out.append(
+                (s.deferred.at_ms + self.config.reorder_window_ms, TIMER_NAMES[DEFERRED], "")
+            )
+        if s.join_timer is not None:
+            out.append((s.join_timer.deadline_ms, TIMER_NAMES[JOIN], ""))
+        out.extend(
+            (m.heartbeat_deadline_ms, TIMER_NAMES[HEARTBEAT], m.member_id)
+            for m in s.members
+            if m.heartbeat_deadline_ms is not None
+        )
+        out.extend((p.deadline_ms, TIMER_NAMES[PENDING], p.member_id) for p in s.pending_members)
+        if s.sync_timer is not None:
+            out.append((s.sync_timer.deadline_ms, TIMER_NAMES[SYNC], ""))
+        return sorted(out)

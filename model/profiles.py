@@ -1,0 +1,237 @@
+"""Version profiles and broker configuration for the classic group model.
+
+Rule: the model follows the coordinator that *actually runs by default* in each Kafka version, and
+every behaviour that differs between versions is one named switch on :class:`Profile`, citing the
+source that decides it. Sources (read at the release commits of ``confluentinc/kafka``, which
+carries Apache Kafka's tags: ``26b251a451`` "Bump version to 4.3.1", ``12ead27d3b`` "Bump version to
+3.9.2"):
+
+* 4.x: the Java group coordinator, ``group-coordinator/src/main/java/org/apache/kafka/coordinator/
+  group/GroupMetadataManager.java`` (``classicGroupJoin*``, ``classicGroupSync*``,
+  ``classicGroupHeartbeat*``, ``classicGroupLeave*``, ``completeClassicGroupJoin``, …),
+  ``classic/ClassicGroup.java``, ``classic/ClassicGroupMember.java``,
+  ``OffsetMetadataManager.java``.
+* 3.9: the Scala coordinator,
+  ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala``,
+  ``GroupMetadata.scala``, ``MemberMetadata.scala``, ``DelayedJoin.scala`` (``InitialDelayedJoin``),
+  ``DelayedHeartbeat.scala``, ``DelayedSync.scala``.
+
+Which coordinator runs in 3.9 by default: ``KafkaConfig.isNewGroupCoordinatorEnabled`` is
+``group.coordinator.new.enable`` (internal, default ``false``, ``GroupCoordinatorConfig.java``) OR
+``group.coordinator.rebalance.protocols`` contains ``consumer`` (default ``[classic]``). So by
+default 3.9 runs the **old Scala coordinator in both KRaft mode** (``BrokerServer.scala`` picks it
+when the flag is false) **and ZooKeeper mode** (``KafkaServer.scala`` always builds
+``GroupCoordinatorAdapter`` around the Scala ``GroupCoordinator``; ZooKeeper mode also rejects the
+``consumer`` protocol). A 3.9 broker started with ``group.coordinator.rebalance.protocols=classic,
+consumer`` runs the new Java coordinator of that release instead — not modelled as a separate
+profile (it is close to, but not the same code as, 4.x).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiRange:
+    """Request versions the broker accepts for one API (``clients/.../message/*Request.json``
+    ``validVersions``; versions that need ZooKeeper storage are left out)."""
+
+    api: str
+    min_version: int
+    max_version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Profile:
+    """A Kafka version's classic-group behaviour; each flag names the code that decides it."""
+
+    name: str
+    kafka_version: str
+    coordinator: str  # "group-coordinator (Java)" | "core GroupCoordinator (Scala)"
+    api_ranges: tuple[ApiRange, ...]
+
+    # SyncGroup answered in Stable reschedules the member's session timer.
+    # 3.9 GroupCoordinator.doSyncGroup, Stable: completeAndScheduleNextHeartbeatExpiration.
+    # 4.x GroupMetadataManager.classicGroupSyncToClassicGroup, STABLE: no reschedule.
+    sync_in_stable_reschedules_heartbeat: bool
+
+    # A join phase that started from Empty may be extended by the initial rebalance delay when a
+    # new member joined. 3.9: addMemberAndRebalance sets newMemberAdded only when
+    # ``generationId == 0``; 4.x: addMemberThenRebalanceOrCompleteJoin when ``previousState ==
+    # EMPTY`` (any initial rebalance, also after earlier generations).
+    new_member_added_only_in_generation_0: bool
+
+    # A member or pending member removed by its session/join timer while the join phase waits
+    # for the initial rebalance delay completes the join phase at once if everyone left has joined.
+    # 4.x removeMemberAndUpdateClassicGroup / removePendingMemberAndUpdateClassicGroup call
+    # completeClassicGroupJoin when hasAllMembersJoined, whatever the previous state.
+    # 3.9 only checkAndComplete the purgatory, and InitialDelayedJoin.tryComplete is always false.
+    expiry_completes_initial_join: bool
+
+    # DescribeGroups outside Stable lists each member's current assignment.
+    # 4.x ClassicGroupMember.describeNoMetadata sets MemberAssignment; 3.9
+    # MemberMetadata.summaryNoMetadata sends empty metadata and assignment.
+    describe_assignment_outside_stable: bool
+
+    # DescribeGroups v6+ of a group that does not exist: GROUP_ID_NOT_FOUND (4.x
+    # GroupMetadataManager.describeGroups); 3.9 has no v6 and answers NONE / "Dead".
+    describe_missing_group_error_v6: bool
+
+    # OffsetCommit v9+ with generation >= 0 to a group that does not exist: GROUP_ID_NOT_FOUND
+    # (4.x OffsetMetadataManager.validateOffsetCommit); else (and always in 3.9) ILLEGAL_GENERATION.
+    commit_missing_group_v9_group_id_not_found: bool
+
+    # JoinGroup rejected with GROUP_MAX_SIZE_REACHED while PreparingRebalance removes the member and
+    # then re-checks whether the join phase can complete: 3.9 handleJoinGroup always ends with
+    # rebalancePurgatory.checkAndComplete; 4.x classicGroupJoinToClassicGroup only removes it.
+    max_size_rejection_checks_join: bool
+
+    # SyncGroup v5+ naming a protocol while the group has none selected (a join phase that started
+    # from Empty): 3.9 validateSyncGroup: ``!group.protocolName.contains(name)`` ->
+    # INCONSISTENT_GROUP_PROTOCOL; 4.x isProtocolInconsistent ignores a null group protocol.
+    sync_protocol_check_without_group_protocol: bool
+
+    # LeaveGroup with several members: 3.9 handleLeaveGroup removes them one by one, each removal
+    # running removeMemberAndUpdateGroup (prepare rebalance / try to complete the join at once);
+    # 4.x classicGroupLeaveToClassicGroup removes all, then rebalances or completes once.
+    leave_rebalances_per_member: bool
+
+    # SyncGroup answered while the coordinator loads: 3.9 handleSyncGroup turns
+    # COORDINATOR_LOAD_IN_PROGRESS into REBALANCE_IN_PROGRESS; 4.x passes it through
+    # (CoordinatorOperationExceptionHelper). Used by ``coordinator.py``.
+    sync_load_in_progress_as_rebalance: bool
+
+    def api_range(self, api: str) -> ApiRange:
+        for r in self.api_ranges:
+            if r.api == api:
+                return r
+        raise KeyError(api)
+
+
+def _ranges(**spec: tuple[int, int]) -> tuple[ApiRange, ...]:
+    return tuple(ApiRange(api=k, min_version=a, max_version=b) for k, (a, b) in spec.items())
+
+
+KAFKA_4_X = Profile(
+    name="kafka-4.x",
+    kafka_version="4.3.1",
+    coordinator="group-coordinator (Java)",
+    # 4.3.1 *Request.json: OffsetCommit v0-1 and OffsetFetch v0 removed in 4.0 (KIP-896).
+    api_ranges=_ranges(
+        JoinGroup=(0, 9),
+        SyncGroup=(0, 5),
+        Heartbeat=(0, 4),
+        LeaveGroup=(0, 5),
+        OffsetCommit=(2, 10),
+        OffsetFetch=(1, 10),
+        DescribeGroups=(0, 6),
+        FindCoordinator=(0, 6),
+    ),
+    sync_in_stable_reschedules_heartbeat=False,
+    new_member_added_only_in_generation_0=False,
+    expiry_completes_initial_join=True,
+    describe_assignment_outside_stable=True,
+    describe_missing_group_error_v6=True,
+    commit_missing_group_v9_group_id_not_found=True,
+    max_size_rejection_checks_join=False,
+    sync_protocol_check_without_group_protocol=False,
+    leave_rebalances_per_member=False,
+    sync_load_in_progress_as_rebalance=False,
+)
+
+KAFKA_3_9 = Profile(
+    name="kafka-3.9",
+    kafka_version="3.9.2",
+    coordinator="core GroupCoordinator (Scala)",
+    # 3.9.2 *Request.json. OffsetCommit/OffsetFetch v0 store offsets in ZooKeeper
+    # (KafkaApis.commitOffsetsToZookeeper) and fail in KRaft mode: outside this model.
+    api_ranges=_ranges(
+        JoinGroup=(0, 9),
+        SyncGroup=(0, 5),
+        Heartbeat=(0, 4),
+        LeaveGroup=(0, 5),
+        OffsetCommit=(1, 9),
+        OffsetFetch=(1, 9),
+        DescribeGroups=(0, 5),
+        FindCoordinator=(0, 6),
+    ),
+    sync_in_stable_reschedules_heartbeat=True,
+    new_member_added_only_in_generation_0=True,
+    expiry_completes_initial_join=False,
+    describe_assignment_outside_stable=False,
+    describe_missing_group_error_v6=False,
+    commit_missing_group_v9_group_id_not_found=False,
+    max_size_rejection_checks_join=True,
+    sync_protocol_check_without_group_protocol=True,
+    leave_rebalances_per_member=True,
+    sync_load_in_progress_as_rebalance=True,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_4_X, KAFKA_3_9)}
+
+
+def profile_for_version(kafka_version: str) -> Profile:
+    """The profile for a Kafka release string such as ``"4.3.1"`` or ``"3.9.2"``."""
+    major_minor = tuple(int(x) for x in kafka_version.split(".")[:2])
+    if major_minor >= (4, 0):
+        return KAFKA_4_X
+    if major_minor == (3, 9):
+        return KAFKA_3_9
+    raise ValueError(
+        f"no model profile for Kafka {kafka_version}; profiles exist for 4.x and 3.9.x "
+        f"({', '.join(PROFILES)})"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupConfig:
+    """Broker settings that shape one group's behaviour, plus what the model assumes about the
+    world around the group. Defaults are Kafka's (``GroupCoordinatorConfig.java``), except where a
+    test broker usually differs (noted)."""
+
+    profile: Profile = KAFKA_4_X
+    group_id: str = "kgc-group"
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1_800_000
+    group_initial_rebalance_delay_ms: int = 3000
+    group_max_size: int = INT32_MAX
+    offsets_topic_num_partitions: int = 50
+    # offset.metadata.max.bytes; longer commit metadata is OFFSET_METADATA_TOO_LARGE per partition
+    offset_metadata_max_bytes: int = 4096
+    # KIP-394 / ClassicGroupMember: a new member's JoinGroup is parked at most this long.
+    # 4.x GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS, 3.9
+    # GroupCoordinator.NewMemberJoinTimeoutMs: 5 minutes, not configurable.
+    new_member_join_timeout_ms: int = 300_000
+    # Topics that exist, as (name, partition count). None: every committed partition exists (the
+    # conformance layer creates the topics a test uses). Others get UNKNOWN_TOPIC_OR_PARTITION.
+    topics: tuple[tuple[str, int], ...] | None = None
+    # Coordinator discovery (coordinator.py): the leader node of each __consumer_offsets partition,
+    # if known. Else FindCoordinator may name any of ``node_ids``; with neither, node_id is -1 and
+    # the conformance layer must normalise it.
+    offsets_partition_leaders: tuple[int, ...] | None = None
+    node_ids: tuple[int, ...] = ()
+    # Two requests sent less than this apart may be processed in either order (the order of
+    # concurrent requests is not observable from the client). 0 disables reordering.
+    reorder_window_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ValueError(
+                "group_min_session_timeout_ms must be <= group_max_session_timeout_ms "
+                f"(got {self.group_min_session_timeout_ms} > {self.group_max_session_timeout_ms})"
+            )
+        if self.offsets_topic_num_partitions < 1:
+            raise ValueError("offsets_topic_num_partitions must be >= 1")
+        if self.group_max_size < 1:
+            raise ValueError("group_max_size must be >= 1")
+        if (
+            self.offsets_partition_leaders is not None
+            and len(self.offsets_partition_leaders) != self.offsets_topic_num_partitions
+        ):
+            raise ValueError(
+                "offsets_partition_leaders needs one leader per __consumer_offsets partition "
+                f"({self.offsets_topic_num_partitions}), got {len(self.offsets_partition_leaders)}"
+            )
