@@ -1098,11 +1098,37 @@ class Cluster:
             time.sleep(backoff)
             backoff = min(1.0, backoff * 2)
 
+    def await_coordinator(self, group_id: str, *, timeout_s: float | None = None) -> int:
+        """Node id of ``group_id``'s coordinator once it serves the group.
+
+        FindCoordinator names the leader of the group's ``__consumer_offsets`` partition even while
+        that broker is still loading the partition; group requests then fail with
+        COORDINATOR_LOAD_IN_PROGRESS. So this also sends DescribeGroups (which creates nothing)
+        to the coordinator and retries, finding the coordinator again, until it answers without a
+        retriable coordinator error.
+        """
+        budget = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + budget
+        backoff = 0.05
+        while True:
+            remaining = max(0.1, deadline - time.monotonic())
+            node_id = self.find_coordinator(group_id, timeout_s=remaining).node_id
+            conn = self.connection(node_id)
+            resp = self._request(conn, describe_groups(conn, [group_id]))
+            error = error_name(resp.groups[0].error_code)
+            if error not in _RETRIABLE_COORDINATOR_ERRORS:
+                return node_id
+            if time.monotonic() + backoff > deadline:
+                raise CoordinatorNotFoundError(
+                    f"coordinator {node_id} of {group_id!r} still answers {error} after {budget} s"
+                )
+            time.sleep(backoff)
+            backoff = min(1.0, backoff * 2)
+
     def group(self, group_id: str, *, timeout_s: float | None = None) -> GroupClient:
-        """Discover ``group_id``'s coordinator and return a :class:`GroupClient` for it."""
-        return GroupClient(
-            self, group_id, self.find_coordinator(group_id, timeout_s=timeout_s).node_id
-        )
+        """Wait for ``group_id``'s coordinator (:meth:`await_coordinator`) and return a
+        :class:`GroupClient` for it."""
+        return GroupClient(self, group_id, self.await_coordinator(group_id, timeout_s=timeout_s))
 
     def close(self) -> None:
         for conn in list(self._admin.values()):
