@@ -50,7 +50,7 @@ from typing import Any
 
 from kgc.conformance import probe
 from kgc.conformance.errors import BrokerConfigError, BrokerStartError, PortInUse
-from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, find_java, resolve_kafka
+from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, check_version, find_java, resolve_kafka
 
 HOST = "127.0.0.1"
 IMPLEMENTATION = "apache-kafka"
@@ -352,6 +352,7 @@ class EmbeddedKafka:
         name: str | None = None,
         detached: bool = False,
     ) -> None:
+        check_version(version)
         if mode not in ("kraft", "zookeeper"):
             raise BrokerConfigError(f"unknown mode {mode!r}; use 'kraft' or 'zookeeper'")
         if mode == "zookeeper" and int(version.split(".")[0]) >= 4:
@@ -476,14 +477,14 @@ class EmbeddedKafka:
                 return self
             t0 = time.monotonic()
             self._java = find_java()
-            self._libs = resolve_kafka(self._version)
-            if self._requested_ports:
+            if self._requested_ports:  # checked before resolution: a bad port costs no download
                 taken = [p for p in self._requested_ports if not _port_free(p)]
                 if taken:
                     raise PortInUse(
                         f"port {taken[0]} on {HOST} is already in use; pick another --port "
                         "or omit it to let kgc choose free ports"
                     )
+            self._libs = resolve_kafka(self._version)
             if not self._detached:
                 _install_hooks()
             self._prepare_workdir()

@@ -54,6 +54,8 @@ PUBLISHED_KAFKA_VERSIONS: tuple[str, ...] = (
 """Oldest listed is 3.3.0, the first release with production-ready KRaft."""
 
 MIN_JAVA_MAJOR = 17
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+"""Pinned, so resolution does not depend on the Maven installation's default plugin version."""
 _COMPLETE_MARKER = ".kgc-complete"
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:-[A-Za-z0-9.]+)?$")
 
@@ -200,6 +202,7 @@ def resolve_kafka(version: str, *, offline_ok: bool = True) -> Path:
 
 _OFFLINE_PATTERNS = (
     "offline mode",
+    "No plugin found for prefix",
     "Could not transfer",
     "UnknownHostException",
     "Unknown host",
@@ -218,10 +221,11 @@ def _run_maven(mvn: str, version: str, work: Path, final: Path) -> None:
         mvn,
         "-B",
         "-q",
+        "-Dstyle.color=never",
         *shlex.split(os.environ.get("KGC_MAVEN_ARGS", "")),
         "-f",
         str(work / "pom.xml"),
-        "dependency:copy-dependencies",
+        f"{DEPENDENCY_PLUGIN}:copy-dependencies",
         "-DincludeScope=runtime",
         f"-DoutputDirectory={work / 'libs'}",
     ]

@@ -103,13 +103,10 @@ def _start(args: argparse.Namespace) -> int:
         name=args.name,
         detached=True,
     )
-    print(
-        f"kgc broker: starting Apache Kafka {broker.version} ({args.mode}, {args.nodes} node(s))",
-        file=sys.stderr,
-    )
     broker.start(timeout_s=args.timeout)
     print(
-        f"kgc broker: {args.name!r} ready in {broker.start_s:.1f} s; "
+        f"kgc broker: {args.name!r} (Apache Kafka {broker.version}, {args.mode}, "
+        f"{args.nodes} node(s)) ready in {broker.start_s:.1f} s; "
         f"stop with 'kgc broker stop --name {args.name}'",
         file=sys.stderr,
     )
