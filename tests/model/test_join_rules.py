@@ -57,7 +57,8 @@ def test_unknown_member_id_joining_a_missing_group() -> None:
 
 def test_inconsistent_group_protocol() -> None:
     sim = Sim()
-    # An empty protocol type or no protocols cannot start a group (the failed join still creates it).
+    # An empty protocol type or no protocols cannot start a group (the failed join still
+    # creates it).
     assert (
         sim.take(sim.send(join("c1", protocol_type=""), at=0)).error
         == "INCONSISTENT_GROUP_PROTOCOL"
@@ -173,9 +174,7 @@ def test_follower_rejoin_with_new_metadata_rebalances() -> None:
     assert sim.only.state == "PreparingRebalance"
 
 
-def test_rejoin_in_completing_rebalance_with_same_metadata_gets_answer_with_members_for_leader() -> (
-    None
-):
+def test_rejoin_in_completing_rebalance_same_metadata_answers_with_members_for_leader() -> None:
     sim = Sim()
     r1 = sim.send(join("c1", version=3), at=0)
     r2 = sim.send(join("c2", version=3))

@@ -1,4 +1,4 @@
-"""Heartbeats, session expiry and the delayed operations (model/heartbeat.py, model/rebalance.py)."""
+"""Heartbeats, session expiry, delayed operations (model/heartbeat.py, model/rebalance.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_three_members_10s_20s_40s_who_is_alive_and_why(profile) -> None:
     # t=200: generation 1; every session timer restarts from here.
     sim.at(200)
     a, b, c = sim.take(ra), sim.take(rb), sim.take(rc)
-    assert (a.generation_id, a.leader, b.leader) == (1, "c1-1", "c1-1")
+    assert (a.generation_id, a.leader, b.leader, c.leader) == (1, "c1-1", "c1-1", "c1-1")
     assert [sim.deadline(m) for m in ("c1-1", "c2-1", "c3-1")] == [10_200, 20_200, 40_200]
     # t=300: the followers' SyncGroups are parked; t=400 the leader's arrives: all answered, and
     # each answer restarts that member's timer.
