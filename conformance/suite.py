@@ -95,7 +95,7 @@ def run_suite(
     *,
     bootstrap_servers: str,
     description: dict[str, Any],
-    new_model: Callable[[], Model[Any]],
+    model_factory: Callable[[dict[str, Any], str], Model[Any]] | None = None,
     profile: str = "ci",
     seed: int | None = None,
     traces_dir: str | Path = "traces",
@@ -103,19 +103,27 @@ def run_suite(
     checker_config: CheckerConfig | None = None,
     engine_config: EngineConfig | None = None,
     versions: dict[str, tuple[int, ...]] | None = None,
-    model_manifest: dict[str, Any] | None = None,
     on_example: Callable[[GroupMachine], None] | None = None,
     database: Any = None,
     group_prefix: str = "kgc-",
 ) -> SuiteResult:
-    """Run the differential suite once. Never raises for a divergence: it is in the result."""
+    """Run the differential suite once. Never raises for a divergence: it is in the result.
+
+    The model is configured from facts read off the broker (``brokerconfig.facts``);
+    ``model_factory(model_record, group_id)`` replaces how it is built (quality tests pass broken
+    variants here)."""
+    from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
     from kgc.conformance.target import BrokerTarget
+    from kgc.properties.models import build, model_manifest
 
     seed = secrets.randbits(32) if seed is None else seed
-    result = SuiteResult(profile=profile, seed=seed, target=description)
     run_id = secrets.token_hex(3)
     cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
+    description = {**description, **facts(cluster)}
+    record = model_manifest(description)
+    factory = model_factory or build
+    result = SuiteResult(profile=profile, seed=seed, target=description)
     topic = f"{group_prefix}suite-{run_id}"
     cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
     counter = iter(range(1_000_000))
@@ -132,14 +140,14 @@ def run_suite(
 
     ctx = SuiteContext(
         open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
-        new_model=new_model,
+        new_model=lambda group_id: factory(record, group_id),
         group_prefix=group_prefix,
         scenario=scenario,
         profile=profile,
         checker_config=checker_config or CheckerConfig(),
         engine_config=engine_config or EngineConfig(),
         versions=versions or {},
-        manifest_extra={"seed": seed, "model": model_manifest or {}},
+        manifest_extra={"seed": seed, "model": record},
         on_example_end=on_example_end,
         topic=topic,
     )

@@ -27,25 +27,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.conformance.session import open_broker
+    from kgc.conformance.session import description_of, open_broker
     from kgc.conformance.suite import PROFILES, describe_result, run_suite
     from kgc.properties.coverage import summarise
-    from kgc.properties.models import model_for
 
     if args.profile not in PROFILES:
         raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
     with open_broker(
         bootstrap_server=args.bootstrap_server, kafka_version=args.kafka_version, mode=args.mode
     ) as broker:
-        description = broker.describe()
-        new_model, model_manifest = model_for(description)
+        description = description_of(broker)
         progress = _Progress(PROFILES[args.profile]["max_examples"])
         print(f"kgc check: {_target_line(description)}, profile {args.profile}", file=sys.stderr)
         result = run_suite(
             bootstrap_servers=broker.bootstrap_servers,
             description=description,
-            new_model=new_model,
-            model_manifest=model_manifest,
             profile=args.profile,
             seed=args.seed,
             traces_dir=args.traces,

@@ -33,7 +33,7 @@ from kgc.properties.target import Arrival, Target
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineConfig:
     grace_ms: float = 40.0  # how long to listen for "may" responses after the "must" ones
-    must_timeout_ms: float = 4000.0  # a "must" response later than this is a hang
+    must_timeout_ms: float = 6000.0  # a "must" response later than this is a hang
     poll_slice_ms: float = 20.0
 
 
@@ -100,10 +100,8 @@ class Engine:
 
     def _group_state(self) -> str:
         """The group state every live model state agrees on, else ``?`` (before this request)."""
-        name_of = getattr(self.model, "group_state", None)
-        if name_of is None:
-            return "?"
-        names = {name_of(s) for s in self.checker.states}
+        name_of = getattr(self.model, "group_state", None) or (lambda s: getattr(s, "state", "?"))
+        names = {str(name_of(s)) for s in self.checker.states}
         return names.pop() if len(names) == 1 else "?"
 
     @property

@@ -89,7 +89,7 @@ class SuiteContext:
     """What a front end provides. ``open_target(group_id)`` returns a fresh :class:`Target`."""
 
     open_target: Callable[[str], Target]
-    new_model: Callable[[], Model[Any]]
+    new_model: Callable[[str], Model[Any]]  # group id -> a fresh model for that group
     group_prefix: str = "kgc-"
     scenario: str = "classic"
     profile: str = "ci"
@@ -154,7 +154,7 @@ class GroupMachine(RuleBasedStateMachine):
         self.target = ctx.open_target(self.group_id)
         self.engine = Engine(
             self.target,
-            ctx.new_model(),
+            ctx.new_model(self.group_id),
             checker_config=ctx.checker_config,
             config=ctx.engine_config,
         )

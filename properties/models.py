@@ -1,0 +1,81 @@
+"""Which model, configured how, for a target — and the same model again from a trace's manifest.
+
+``model_for(description)`` picks the model profile for the target's Kafka version and configures
+it from the facts the conformance layer read off the broker (group settings, ``__consumer_offsets``
+leaders). The chosen profile and configuration go into every trace's manifest, so
+``model_from_manifest`` rebuilds exactly the model a trace was checked with (``kgc analyze``,
+``kgc replay``, the Spark re-check) with no broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any
+
+from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
+from kgc.model.profiles import KAFKA_4_X
+
+# broker setting -> GroupConfig field
+SETTINGS = {
+    "group.min.session.timeout.ms": "group_min_session_timeout_ms",
+    "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+    "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
+    "group.max.size": "group_max_size",
+    "offsets.topic.num.partitions": "offsets_topic_num_partitions",
+    "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+}
+
+
+def _profile_name(description: dict[str, Any]) -> str:
+    if description.get("model_profile"):
+        return str(description["model_profile"])
+    version = str(description.get("version") or "unknown")
+    if version == "unknown":
+        return KAFKA_4_X.name  # an unknown broker is held to the newest Kafka's rules
+    return profile_for_version(version).name
+
+
+def model_manifest(description: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's ``model`` record: profile name and every GroupConfig setting but group_id."""
+    config: dict[str, Any] = {}
+    for setting, field_name in SETTINGS.items():
+        value = (description.get("group_config") or {}).get(setting)
+        if value is not None:
+            config[field_name] = int(value)
+    leaders = description.get("offsets_partition_leaders")
+    if leaders:
+        config["offsets_partition_leaders"] = list(leaders)
+    if description.get("node_ids"):
+        config["node_ids"] = list(description["node_ids"])
+    return {"name": "ClassicGroupModel", "profile": _profile_name(description), "config": config}
+
+
+def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
+    profile_name = model.get("profile", KAFKA_4_X.name)
+    if profile_name not in PROFILES:
+        raise ValueError(
+            f"field 'manifest.model.profile': unknown model profile {profile_name!r} "
+            f"(known: {', '.join(PROFILES)})"
+        )
+    known = {f.name for f in fields(GroupConfig)}
+    kwargs: dict[str, Any] = {}
+    for key, value in (model.get("config") or {}).items():
+        if key not in known:
+            raise ValueError(f"field 'manifest.model.config.{key}': not a GroupConfig setting")
+        kwargs[key] = tuple(value) if isinstance(value, list) else value
+    return ClassicGroupModel(GroupConfig(profile=PROFILES[profile_name], group_id=group_id, **kwargs))
+
+
+def model_for(description: dict[str, Any]) -> tuple[Callable[[str], ClassicGroupModel], dict[str, Any]]:
+    """``(new_model(group_id), manifest record)`` for a target described by ``description``."""
+    record = model_manifest(description)
+    return (lambda group_id: build(record, group_id)), record
+
+
+def model_from_manifest(manifest: dict[str, Any]) -> ClassicGroupModel:
+    """The model a trace was checked with, rebuilt from its manifest."""
+    record = manifest.get("model") or {}
+    if not record:
+        record = model_manifest(manifest.get("target") or {})
+    return build(record, str(manifest.get("group_id", "kgc-group")))

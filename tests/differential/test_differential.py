@@ -1,0 +1,33 @@
+"""The differential suite in pytest: Hypothesis drives one command sequence to the model and the
+broker, and every response must be one the model allows.
+
+Runs against the session broker (embedded ``--kgc-kafka-version``, or ``--kgc-bootstrap-server``).
+A failure is shrunk and saved under ``--kgc-traces`` (default ``traces/``) with its replay command;
+the assertion message is the readable trace.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgc.conformance.session import description_of
+from kgc.conformance.suite import run_suite
+
+
+@pytest.mark.broker
+def test_broker_answers_as_the_model_allows(kgc_broker, pytestconfig):
+    description = description_of(kgc_broker)
+    result = run_suite(
+        bootstrap_servers=kgc_broker.bootstrap_servers,
+        description=description,
+        profile=pytestconfig.getoption("--kgc-profile"),
+        seed=pytestconfig.getoption("--kgc-seed"),
+        traces_dir=pytestconfig.getoption("--kgc-traces"),
+    )
+    print(
+        f"kgc: {result.examples} examples, {result.commands} requests + {result.ticks} ticks "
+        f"in {result.wall_s:.1f} s, seed {result.seed}, peak {result.peak_states} model states"
+    )
+    saved = "".join(f"\nsaved: {p}" for p in result.saved)
+    assert result.ok, f"{result.failure}: {result.message}{saved}"
+    assert result.commands > 0, "the suite sent no request"
