@@ -7,6 +7,8 @@ sides know), so the same tests run on 4.x and 3.9.x; run them on 3.9.2 with
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kafka.protocol.consumer.group import JoinGroupRequest
 from kgc.conformance import client as kc
@@ -55,15 +57,21 @@ def test_java_string_hash_reference_values():
     assert kafka_utils_abs(-5) == 5
 
 
-def placement_group_names(prefix: str, n: int) -> list[str]:
-    names = [f"{prefix}-{i}" for i in range(n - 4)]
-    names += [
-        f"{prefix}-grüße-é",  # non-ASCII (BMP)
-        f"{prefix}-組-😀",  # non-BMP: two UTF-16 code units
+def placement_group_names(suffix: str, n: int) -> list[str]:
+    """``n`` group names: half with a negative Java hash, the rest not, four of them special."""
+    special = [
+        f"grüße-é-{suffix}",  # non-ASCII (BMP)
+        f"組-😀-{suffix}",  # non-BMP: two UTF-16 code units
         "polygenelubricants",  # hashCode == Integer.MIN_VALUE; Utils.abs -> 0
-        f"{prefix}-ß",
+        f"ß-{suffix}",
     ]
-    return names
+    negative, other = [], []
+    for i in range(100_000):
+        name = f"{i}-{suffix}"  # varying prefix: 31^(len-1) spreads the hashes over int32
+        (negative if java_string_hash(name) < 0 else other).append(name)
+        if len(negative) >= n // 2 and len(other) >= n - n // 2 - len(special):
+            break
+    return special + negative[: n // 2] + other[: n - n // 2 - len(special)]
 
 
 @pytest.mark.broker
@@ -72,7 +80,8 @@ def test_find_coordinator_is_leader_of_offsets_partition(kgc_cluster3, kgc_group
     (GroupCoordinatorService.partitionFor / GroupMetadataManager.partitionFor)."""
     names = placement_group_names(kgc_group_id, 50)
     hashes = [java_string_hash(g) for g in names]
-    assert sum(h < 0 for h in hashes) >= 5, "want names whose Java hash is negative"
+    assert len(names) == 50
+    assert sum(h < 0 for h in hashes) >= 25, "want names whose Java hash is negative"
     assert any(not g.isascii() for g in names)
     with kc.Cluster(kgc_cluster3.bootstrap_servers) as cluster:
         assert len(cluster.brokers) == 3
@@ -219,9 +228,14 @@ def test_pending_join_does_not_block_another_members_connection(cluster, kgc_gro
 
     id1 = g.member_id("c1")
     pending = g.send(g.join("c1", id1))  # rebalance: waits for c2 to rejoin
-    # c2's connection still works while c1's join is pending
-    described = g.describe("c2")
-    assert described.group_state == "PreparingRebalance", described
+    # c2's connection still works while c1's join is pending. The two connections are served
+    # concurrently, so the first DescribeGroups may overtake c1's join: ask until the broker has
+    # seen the join (each answer itself arrives within WAIT_S or the test fails).
+    deadline = time.monotonic() + WAIT_S
+    while (described := g.describe("c2")).group_state != "PreparingRebalance":
+        assert described.group_state == "Stable", described
+        assert time.monotonic() < deadline, f"c1's join never started a rebalance: {described}"
+        time.sleep(0.02)
     fc = m.FindCoordinator(client="c2", version=g.version("c2", "FindCoordinator"))
     (found,) = g.wait(g.send(fc))
     assert found == m.FindCoordinatorResponse(error="NONE", node_id=g.group.coordinator_id)
