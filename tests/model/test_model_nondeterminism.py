@@ -1,0 +1,91 @@
+"""Explicit nondeterminism: timer tolerance windows, concurrent request order, and the checker's
+state set over the model (model/group.py, model/checker.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kgc.model import ClassicGroupModel, GroupConfig
+from kgc.model.checker import Checker, CheckerConfig
+from kgc.model.commands import HeartbeatResponse, JoinGroupResponse, Tick
+from kgc.model.generate import generate
+from kgc.model.history import Invoke, Quiet, Receive
+from model_harness import Sim, heartbeat, join, stable_group
+
+CFG = GroupConfig(group_min_session_timeout_ms=500, group_initial_rebalance_delay_ms=0)
+
+
+def test_expiry_inside_the_tolerance_window_is_both_fired_and_not() -> None:
+    sim = Sim()
+    stable_group(sim, "c1", "c2", session=1_000)
+    [s] = sim.states
+    m = sim.model
+    assert (sim.deadline("c1-1"), sim.deadline("c2-1")) == (1_001, 1_001)  # synced at t=1
+    # Checking at t=990 with a 20 ms early window: the expiries may or may not have fired.
+    branches = m.advance(s, must_until=890, may_until=1_010)
+    sizes = sorted(len(b.members) for b in branches)
+    # Prefix branching in deadline order: none fired, c1 fired, c1 and c2 fired -> 3 states.
+    assert sizes == [0, 1, 2]
+    # Well past the deadline (must >= deadline) only the expired state remains.
+    assert [len(b.members) for b in m.advance(s, must_until=1_001, may_until=1_021)] == [0]
+
+
+def test_checker_accepts_either_answer_near_a_deadline_but_not_far_after() -> None:
+    model = ClassicGroupModel(CFG)
+    cmds = [join("c1", version=3, session=1_000), Tick(ms=5)]
+    gen = generate(model, cmds)
+    base = list(gen.events)
+    hb = heartbeat("c1", "c1-1", 1)
+    t0 = gen.end_ms
+    for at, answer, ok in [
+        (980.0, "NONE", True),  # just before the deadline: alive
+        (1_010.0, "NONE", True),  # within the late window: the broker may not have expired it yet
+        (1_010.0, "UNKNOWN_MEMBER_ID", True),  # ... or it may have
+        (1_500.0, "NONE", False),  # far past: it must have expired
+    ]:
+        t = max(at, t0)
+        events = [
+            *base,
+            Invoke(step=9, at_ms=t, request_id=99, command=hb),
+            Receive(step=9, at_ms=t + 1, request_id=99, response=HeartbeatResponse(error=answer)),
+        ]
+        c = Checker(model, CheckerConfig(early_ms=20, late_ms=100))
+        assert (c.feed_all(events) is None) is ok, (at, answer)
+
+
+def test_concurrent_requests_within_the_reorder_window_may_swap() -> None:
+    # c1's and c2's JoinGroups are sent 1 ms apart into an Empty group; the broker may process
+    # either first, and the first member to join leads.
+    model = ClassicGroupModel(replace(CFG, reorder_window_ms=5.0))
+    c = Checker(model, CheckerConfig(early_ms=0, late_ms=0))
+    c.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=3)))
+    c.feed(Invoke(step=1, at_ms=1, request_id=2, command=join("c2", version=3)))
+    c.feed(Quiet(step=1, at_ms=2))
+    leaders = {model.outbox(s)[1][0].leader for s in c.states if 1 in model.outbox(s)}
+    assert leaders == {"c1-1", "c2-1"}
+    # Without a window the send order is the processing order.
+    strict = Checker(ClassicGroupModel(CFG), CheckerConfig(early_ms=0, late_ms=0))
+    strict.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=3)))
+    strict.feed(Invoke(step=1, at_ms=1, request_id=2, command=join("c2", version=3)))
+    assert {s.leader for s in strict.states} == {("c1-1",)}
+
+
+def test_divergence_is_the_first_event_that_empties_the_state_set() -> None:
+    model = ClassicGroupModel(CFG)
+    gen = generate(model, [join("c1", version=4), Tick(ms=10)])
+    events = list(gen.events)
+    i = next(k for k, e in enumerate(events) if isinstance(e, Receive))
+    wrong = JoinGroupResponse(error="NONE", generation_id=1, member_id="c1-1", leader="c1-1")
+    events[i] = replace(events[i], response=wrong)  # the broker "skipped" MEMBER_ID_REQUIRED
+    d = Checker(model).feed_all(events)
+    assert d is not None and d.index == i
+    assert "MEMBER_ID_REQUIRED" in " ".join(d.allowed)
+
+
+def test_a_response_that_never_comes_is_a_divergence_at_quiet() -> None:
+    model = ClassicGroupModel(CFG)
+    c = Checker(model, CheckerConfig(latency_bound_ms=100))
+    c.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=4)))
+    assert c.feed(Quiet(step=0, at_ms=50)) is None  # not overdue yet
+    d = c.feed(Quiet(step=1, at_ms=500))
+    assert d is not None and "never arrived" in d.reason
