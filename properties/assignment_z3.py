@@ -69,6 +69,7 @@ __all__ = [
     "Violation",
     "check_generation",
     "check_many",
+    "check_ownership_timeline",
     "check_history",
     "normalize_assignment",
     "normalize_subscriptions",
@@ -337,6 +338,7 @@ def _prepare(
     generation_id: int | None,
     assignor: str | AssignorSpec | None,
     protocol: str | None,
+    check_handoff: bool = True,
     prefix: str = "",
 ) -> _Prepared:
     subs = normalize_subscriptions(subscriptions)
@@ -372,6 +374,8 @@ def _prepare(
     if protocol == "cooperative":
         if prev is None:
             skipped.append((COOPERATIVE_HANDOFF, "no previous generation given"))
+        elif not check_handoff:
+            skipped.append((COOPERATIVE_HANDOFF, "the previous generation may not be adjacent"))
         else:
             _encode_handoff(problem, subs, prev)
             checked.append(COOPERATIVE_HANDOFF)
@@ -424,6 +428,7 @@ def check_generation(
     generation_id: int | None = None,
     assignor: str | AssignorSpec | None = None,
     protocol: str | None = None,
+    check_handoff: bool = True,
     timeout_ms: int = 10_000,
     max_violations: int = 5,
 ) -> Result:
@@ -436,7 +441,9 @@ def check_generation(
     hand-off. ``partitions_per_topic``: topic metadata; without it only at-most-one-owner and
     subscription checks run. ``assignor``: name in ``kgc.model.assignors.ASSIGNORS`` whose promises
     (balance, stickiness) are checked. ``protocol``: ``"eager"`` or ``"cooperative"`` (default: the
-    assignor's, else eager). ``max_violations``: how many distinct counterexamples to report.
+    assignor's, else eager). ``check_handoff``: set it false when ``previous`` is an earlier
+    generation but maybe not the one just before (it still relaxes coverage for partitions being
+    revoked). ``max_violations``: how many distinct counterexamples to report.
     """
     prepared = _prepare(
         subscriptions,
@@ -446,6 +453,7 @@ def check_generation(
         generation_id=generation_id,
         assignor=assignor,
         protocol=protocol,
+        check_handoff=check_handoff,
     )
     return _result(prepared, timeout_ms=timeout_ms, max_violations=max_violations)
 
@@ -822,10 +830,11 @@ class _Explainer:
                     f"{_and(owners)}"
                 )
             else:
-                subscribers = _and(self._subscribers(tp.topic))
+                who = self._subscribers(tp.topic)
+                verb = "subscribes" if len(who) == 1 else "subscribe"
                 msg = (
-                    f"partition {tp} has no owner{self._in_gen()} although {subscribers} "
-                    f"subscribe to {tp.topic}"
+                    f"partition {tp} has no owner{self._in_gen()} although {_and(who)} "
+                    f"{verb} to {tp.topic}"
                 )
             return Violation(
                 invariant=kind,
@@ -1008,3 +1017,65 @@ def replace_assignment(
 ) -> Generation:
     """A copy of ``g`` with another assignment (handy in tests)."""
     return dataclasses.replace(g, assignment={m: frozenset(v) for m, v in assignment.items()})
+
+
+# ------------------------------------------------------------------------- ownership in real time
+
+
+def check_ownership_timeline(
+    intervals: Sequence[tuple[str, tuple[str, int] | TopicPartition, float, float]],
+    *,
+    timeout_ms: int = 10_000,
+    max_violations: int = 5,
+) -> Result:
+    """No partition is owned by two members at the same moment.
+
+    ``intervals``: (member, partition, from, to) as the members themselves report ownership
+    (rebalance-listener callbacks), in one clock. For each partition and each pair of intervals
+    of *different* members, Z3 checks ``to_a <= from_b or to_b <= from_a`` (touching is allowed:
+    one revokes, then the other is assigned). A violation names the partition, both members and
+    the overlapping time span.
+    """
+    by_partition: dict[TopicPartition, list[tuple[str, float, float]]] = {}
+    for member, tp, start, end in intervals:
+        key = TopicPartition(str(tp[0]), int(tp[1]))
+        by_partition.setdefault(key, []).append((member, float(start), float(end)))
+    problem = _Problem({})
+    for tp, spans in sorted(by_partition.items()):
+        spans.sort(key=lambda s: (s[1], s[0]))
+        for i, (a, a_from, a_to) in enumerate(spans):
+            for b, b_from, b_to in spans[i + 1 :]:
+                if a == b:
+                    continue
+                formula = (
+                    f"(or (<= {_real(a_to)} {_real(b_from)}) (<= {_real(b_to)} {_real(a_from)}))"
+                )
+                problem.add(COOPERATIVE_HANDOFF, (tp, a, b, a_from, a_to, b_from, b_to), formula)
+    status, cores, reason = problem.solve(timeout_ms=timeout_ms, max_cores=max_violations)
+    checked = ("one owner at a time",)
+    if status == "unknown":
+        return Result(verdict=Verdict.UNKNOWN, checked=checked, reason=f"z3: {reason}")
+    if status == "sat":
+        return Result(verdict=Verdict.PASS, checked=checked)
+    violations = []
+    for core in cores:
+        tp, a, b, a_from, a_to, b_from, b_to = core[0].key
+        overlap = min(a_to, b_to) - max(a_from, b_from)
+        violations.append(
+            Violation(
+                invariant="one-owner-at-a-time",
+                message=(
+                    f"partition {tp} was owned by {a} and {b} at the same time for "
+                    f"{overlap * 1000:.0f} ms ({a} from {a_from:.3f} to {a_to:.3f}, {b} from "
+                    f"{b_from:.3f} to {b_to:.3f})"
+                ),
+                partitions=(str(tp),),
+                members=(a, b),
+            )
+        )
+    return Result(verdict=Verdict.FAIL, violations=tuple(violations), checked=checked)
+
+
+def _real(x: float) -> str:
+    text = f"{x:.6f}"
+    return text if x >= 0 else f"(- {text[1:]})"
