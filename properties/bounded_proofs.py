@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import z3
 from kgc.model.assignors import (
     ASSIGNORS,
     AssignorError,
+    GroupAssignment,
     Subscription,
     TopicPartition,
 )
@@ -285,9 +286,13 @@ def _previous(case: Case) -> Generation:
     )
 
 
-def _requests(name: str, case: Case) -> list[tuple[CheckRequest, str]]:
-    """The generations to check for one input, each with a label for reports."""
-    fn = ASSIGNORS[name].function
+AssignFn = Callable[[Mapping[str, int], Mapping[str, Subscription]], GroupAssignment]
+
+
+def _requests(name: str, case: Case, fn: AssignFn | None = None) -> list[tuple[CheckRequest, str]]:
+    """The generations to check for one input, each with a label for reports. ``fn`` replaces
+    the model's assignor (to prove that a broken one is caught); its promises stay ``name``'s."""
+    fn = fn or ASSIGNORS[name].function
     counts = case.partitions_per_topic
     subs = case.subscriptions
     stateful = name in STATEFUL
@@ -360,8 +365,10 @@ def prove_assignor(
     batch: int = 400,
     max_counterexamples: int = 5,
     progress: Callable[[str], None] | None = None,
+    function: AssignFn | None = None,
 ) -> ProofReport:
-    """Enumerate the domain for assignor ``name`` and Z3-check every output."""
+    """Enumerate the domain for assignor ``name`` and Z3-check every output (of ``function``
+    instead of the model's assignor, when given)."""
     stateful = name in STATEFUL
     started = time.perf_counter()
     counterexamples: list[tuple[str, str]] = []
@@ -392,7 +399,7 @@ def prove_assignor(
     for case in enumerate_inputs(bound, stateful=stateful):
         inputs += 1
         try:
-            requests = _requests(name, case)
+            requests = _requests(name, case, function)
         except AssignorError as exc:
             failing_inputs.append(case)
             if len(counterexamples) < max_counterexamples:
