@@ -262,11 +262,18 @@ class Poller:
 
     # polling -------------------------------------------------------------------------------
     def poll(self, timeout_s: float = 0.0) -> list[Handle]:
-        """Wait up to ``timeout_s`` for I/O once; return the handles that completed meanwhile.
+        """Wait up to ``timeout_s`` for I/O once; return every handle that completed since the
+        last ``poll`` and was not already returned by a :meth:`wait` for it.
 
         Returns early as soon as something was read. Per-request deadlines (``send(timeout_s=)``)
         are enforced here: an expired request fails with an error and its connection closes.
         """
+        self._io(timeout_s)
+        done, self._completed = self._completed, []
+        return done
+
+    def _io(self, timeout_s: float) -> None:
+        """One round of I/O; completions are queued in ``_completed`` (nothing is drained)."""
         if self._connections:
             timeout_s = self._bounded_by_deadlines(timeout_s)
             events = self._selector.select(max(0.0, timeout_s))
@@ -280,15 +287,18 @@ class Poller:
             self._expire(time.monotonic())
         elif timeout_s > 0:
             time.sleep(timeout_s)
-        done, self._completed = self._completed, []
-        return done
 
     def wait(
         self, handles: Iterable[Handle], timeout_s: float, *, until: str = "all"
     ) -> list[Handle]:
         """Poll until every handle (``until="all"``) or any handle (``until="any"``) completes, or
         ``timeout_s`` passes. Returns the handles among ``handles`` that are complete; handles still
-        pending stay pending (their connection stays busy) so a later answer is not lost."""
+        pending stay pending (their connection stays busy) so a later answer is not lost.
+
+        Each completion is reported once: the handles returned here are not returned again by
+        :meth:`poll`, while completions of *other* handles that arrive during the wait (e.g. while
+        a new connection's ApiVersions handshake waits) stay queued for the next :meth:`poll`.
+        """
         if until not in ("all", "any"):
             raise ValueError(f"until must be 'all' or 'any', not {until!r}")
         handles = list(handles)
@@ -298,12 +308,12 @@ class Poller:
         deadline = time.monotonic() + timeout_s
         while True:
             complete = [h for h in handles if h.done]
-            if len(complete) == len(handles) or (until == "any" and complete):
-                return complete
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if len(complete) == len(handles) or (until == "any" and complete) or remaining <= 0:
+                reported = {id(h) for h in complete}
+                self._completed = [h for h in self._completed if id(h) not in reported]
                 return complete
-            self.poll(remaining)
+            self._io(remaining)
 
     def _bounded_by_deadlines(self, timeout_s: float) -> float:
         deadlines = [
