@@ -439,7 +439,7 @@ class Connection:
         the class; it is sent even if the broker does not advertise it, so a test can observe the
         broker's answer to an unsupported version), else ``min(class max, broker max)``."""
         name = api_name(request_class)
-        class_max = request_class.max_version
+        class_max: int = request_class.max_version
         if pinned is not None:
             if not 0 <= pinned <= class_max:
                 raise UnsupportedVersionError(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
@@ -110,7 +110,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # ---------------------------------------------------------------------------------------- brokers
 
 
-def _open(config: pytest.Config, nodes: int) -> Iterator[Any]:
+def _open(config: pytest.Config, nodes: int) -> Generator[Any, None, None]:
     from kgc.conformance.session import open_broker
 
     with open_broker(
