@@ -268,6 +268,7 @@ class _Node:
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     log_offset: int = 0
+    scan_offset: int = 0
     paused: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -284,15 +285,6 @@ def _tail(path: Path, lines: int = LOG_TAIL_LINES, since: int = 0) -> str:
         return f"(no log at {path}: {exc})"
     text = data.decode("utf-8", "replace").rstrip("\n").splitlines()[-lines:]
     return "\n".join(text) if text else f"(log {path} is empty)"
-
-
-def _read_since(path: Path, offset: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 _LOG4J2 = """status = error
@@ -827,24 +819,44 @@ class EmbeddedKafka:
         else:
             cmd = self._jvm("kafka.Kafka", [str(node.props)], node.dir, self._heap_mb)
         node.log_offset = node.log.stat().st_size if node.log.exists() else 0
+        node.scan_offset = node.log_offset
         node.paused = False
         node.proc = _popen(cmd, log=node.log, attached=not self._detached, cwd=node.dir)
 
     def _check_alive(self, node: _Node) -> None:
+        """Raise if the node died or its log shows a fatal start-up error. A JVM that cannot bind
+        its port or is refused registration takes many seconds to shut itself down, so the log is
+        scanned while it still runs."""
         assert node.proc is not None
         rc = node.proc.poll()
-        if rc is None:
-            return
-        fresh = _read_since(node.log, node.log_offset)
-        if "Address already in use" in fresh or "BindException" in fresh:
+        fresh = self._scan_log(node)
+        if any(m in fresh for m in _BIND_FAILURE_MARKERS):
             raise _PortClash(node.port)
-        if "already exists and owner" in fresh or "NodeExistsException" in fresh:
+        if any(m in fresh for m in _STALE_ZK_MARKERS):
             raise _StaleZkRegistration()
+        fatal = any(m in fresh for m in _FATAL_MARKERS)
+        if rc is None and not fatal:
+            return
         what = "ZooKeeper" if node.role == "zookeeper" else f"Kafka node {node.node_id}"
+        status = f"exited with status {rc}" if rc is not None else "failed"
         raise BrokerStartError(
-            f"{what} exited with status {rc} while starting; last lines of {node.log}:\n"
+            f"{what} {status} while starting; last lines of {node.log}:\n"
             f"{_tail(node.log, since=node.log_offset)}"
         )
+
+    @staticmethod
+    def _scan_log(node: _Node) -> str:
+        """Log text written since the last scan (plus a little overlap for markers that straddle
+        two scans)."""
+        start = max(node.log_offset, node.scan_offset - 512)
+        try:
+            with open(node.log, "rb") as f:
+                f.seek(start)
+                data = f.read()
+        except OSError:
+            return ""
+        node.scan_offset = start + len(data)
+        return data.decode("utf-8", "replace")
 
     def _timeout(self, node: _Node, waiting_for: str) -> BrokerStartError:
         what = "ZooKeeper" if node.role == "zookeeper" else f"Kafka node {node.node_id}"
@@ -960,6 +972,10 @@ def _wait_stopped(pid: int, *, stopped: bool, timeout_s: float = 5.0) -> None:
 
 
 _TEMP_PREFIX = "kgc-kafka-"
+
+_BIND_FAILURE_MARKERS = ("Address already in use", "BindException")
+_STALE_ZK_MARKERS = ("already exists and owner", "NodeExistsException")
+_FATAL_MARKERS = ("Exiting Kafka due to fatal exception", "Fatal error during KafkaServer startup")
 
 
 def _remove_orphaned_workdirs() -> None:

@@ -154,12 +154,16 @@ def _status(args: argparse.Namespace) -> int:
             f"{b.bootstrap_servers} {health} pids={','.join(map(str, b.alive_pids)) or '-'}"
         )
     for s in strays:
-        whose = (
-            f"attached to live pid {s['owner']}"
-            if s["owner_alive"]
-            else "orphaned ('kgc broker stop --all' kills it)"
-        )
-        print(f"stray JVM pid {s['pid']} instance={s['instance']} {s['main']}: {whose}")
+        if s["owner_alive"]:
+            print(
+                f"attached JVM pid {s['pid']} instance={s['instance']} {s['main']}: "
+                f"owned by running pid {s['owner']} (stops with it)"
+            )
+        else:
+            print(
+                f"orphaned JVM pid {s['pid']} instance={s['instance']} {s['main']}: "
+                "no owner or state file ('kgc broker stop --all' kills it)"
+            )
     return 0
 
 
