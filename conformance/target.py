@@ -88,8 +88,10 @@ class BrokerTarget:
         batch: list[_Pending] = [p for p, _ in self._deferred]
         self._deferred = []
         by_handle = {id(p.handle): p for p in self._pending.values()}
+        # also whatever completed while someone else waited on the poller (belt and braces)
+        done = list(done) + [p.handle for p in self._pending.values() if p.handle.done]
         for handle in done:
-            p = by_handle.get(id(handle))
+            p = by_handle.pop(id(handle), None)
             if p is None:
                 continue
             del self._pending[p.command.client]
