@@ -28,8 +28,6 @@ from __future__ import annotations
 import atexit
 import base64
 import contextlib
-import ctypes
-import ctypes.util
 import itertools
 import json
 import os
@@ -39,6 +37,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -56,7 +55,6 @@ HOST = "127.0.0.1"
 IMPLEMENTATION = "apache-kafka"
 LOG_TAIL_LINES = 30
 _PORT_ATTEMPTS = 3
-_PR_SET_PDEATHSIG = 1
 
 # Keys kgc derives from node layout; overriding them would break the harness.
 RESERVED_KEYS = frozenset(
@@ -115,25 +113,22 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
 # Process spawning: PDEATHSIG from one long-lived thread
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl  # type: ignore[no-any-return]
-    except (OSError, AttributeError):
-        return None
+# A JVM must die with its owner even when the owner is SIGKILLed. ``prctl(PR_SET_PDEATHSIG,
+# SIGKILL)`` does that, and survives ``execve``. Rather than calling it in ``preexec_fn`` (which
+# CPython documents as unsafe once threads exist: the forked child may deadlock on a lock another
+# thread held), a tiny Python launcher sets it, checks the parent is still the one that spawned it
+# (closing the fork/prctl race), and ``exec``s the JVM: same pid, same command line.
+_PDEATHSIG_LAUNCHER = (
+    "import ctypes, os, sys\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(70)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
 
-_prctl = _load_prctl()
-
-
-def _die_with_parent(parent_pid: int) -> Callable[[], None]:
-    def preexec() -> None:  # runs in the forked child, before exec
-        if _prctl is not None:
-            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent_pid:  # the parent died between fork and prctl
-            os._exit(1)
-
-    return preexec
+def _with_pdeathsig(cmd: list[str]) -> list[str]:
+    return [sys.executable, "-I", "-S", "-c", _PDEATHSIG_LAUNCHER, str(os.getpid()), *cmd]
 
 
 class _Spawner:
@@ -166,16 +161,17 @@ _spawner = _Spawner()
 
 
 def _popen(cmd: list[str], *, log: Path, attached: bool, cwd: Path) -> subprocess.Popen[bytes]:
+    argv = _with_pdeathsig(cmd) if attached else cmd
+
     def spawn() -> subprocess.Popen[bytes]:
         with open(log, "ab") as out:
             return subprocess.Popen(
-                cmd,
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 start_new_session=True,  # our signal handlers, not the terminal, stop the JVMs
-                preexec_fn=_die_with_parent(os.getpid()) if attached else None,
             )
 
     return _spawner.run(spawn) if attached else spawn()  # type: ignore[no-any-return]
@@ -185,7 +181,7 @@ def _popen(cmd: list[str], *, log: Path, attached: bool, cwd: Path) -> subproces
 # Cleanup of attached instances on exit and on signals
 
 _live: set[EmbeddedKafka] = set()
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()  # re-entered by signal handlers running on the main thread
 _hooks_installed = False
 
 
@@ -479,6 +475,8 @@ class EmbeddedKafka:
             self._libs = resolve_kafka(self._version)
             if not self._detached:
                 _install_hooks()
+                with _live_lock:  # from now on exit and signal handlers stop it
+                    _live.add(self)
             self._prepare_workdir()
             deadline = t0 + timeout_s
             for attempt in range(_PORT_ATTEMPTS):
@@ -496,14 +494,13 @@ class EmbeddedKafka:
                 except BaseException:
                     self._kill_all()
                     self._cleanup_workdir()
+                    with _live_lock:
+                        _live.discard(self)
                     raise
             self._started = True
             self.start_s = time.monotonic() - t0
             if self._detached:
                 self._write_state()
-            else:
-                with _live_lock:
-                    _live.add(self)
             return self
 
     def stop(self, graceful: bool = False, timeout_s: float = 15) -> None:
