@@ -378,6 +378,8 @@ class EmbeddedKafka:
         self._started = False
         self.ready_s: float | None = None
         """Seconds from spawning the JVMs to ready (jar resolution and formatting excluded)."""
+        self.warm_up_s: float | None = None
+        """Seconds spent creating ``__consumer_offsets`` and loading its coordinators."""
         self.start_s: float | None = None
         """Seconds the whole ``start()`` took, including resolution and storage formatting."""
 
@@ -458,8 +460,13 @@ class EmbeddedKafka:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def start(self, timeout_s: float = 120) -> EmbeddedKafka:
-        """Start every node and wait until the cluster is ready; raises BrokerStartError."""
+    def start(self, timeout_s: float = 120, *, warm_up: bool = True) -> EmbeddedKafka:
+        """Start every node and wait until the cluster is ready; raises BrokerStartError.
+
+        With ``warm_up`` (default) also create ``__consumer_offsets`` and wait until every one of
+        its partitions has a loaded group coordinator, so a test's first group request is not
+        answered COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR just
+        because the cluster is new."""
         with self._lock:
             if self._started:
                 return self
@@ -491,6 +498,15 @@ class EmbeddedKafka:
                             "--port or omit it to let kgc choose free ports"
                         ) from None
                     self._reset_dirs()
+                except BaseException:
+                    self._kill_all()
+                    self._cleanup_workdir()
+                    with _live_lock:
+                        _live.discard(self)
+                    raise
+            if warm_up:
+                try:
+                    self._warm_up(deadline)
                 except BaseException:
                     self._kill_all()
                     self._cleanup_workdir()
@@ -909,6 +925,19 @@ class EmbeddedKafka:
                     return
             if time.monotonic() > deadline:
                 raise self._timeout(node, "DescribeQuorum to name a leader")
+            time.sleep(0.1)
+
+    def _warm_up(self, deadline: float) -> None:
+        t0 = time.monotonic()
+        node = self._nodes[1]
+        partitions = int(self._config["offsets.topic.num.partitions"])
+        while True:
+            with contextlib.suppress(probe.ProbeError):
+                if probe.group_coordinators_loaded(HOST, node.port, partitions, 2.0):
+                    self.warm_up_s = time.monotonic() - t0
+                    return
+            if time.monotonic() > deadline:
+                raise self._timeout(node, "every __consumer_offsets partition to be loaded")
             time.sleep(0.1)
 
     def _write_state(self) -> None:

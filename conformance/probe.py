@@ -192,3 +192,81 @@ def describe_quorum(host: str, port: int, timeout_s: float = 2.0) -> QuorumInfo:
     return _with_socket(  # type: ignore[no-any-return]
         host, port, timeout_s, lambda s: _describe_quorum_on(s, _api_versions_on(s))
     )
+
+
+# ------------------------------------------------------------------ group coordinator readiness
+
+FIND_COORDINATOR_KEY = 10
+DESCRIBE_GROUPS_KEY = 15
+_LOADED_CODES = (0, 69)  # NONE, GROUP_ID_NOT_FOUND (newer coordinators, for an unknown group)
+_RETRIABLE_CODES = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode()`` (UTF-16 code units, 32-bit signed overflow)."""
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def offsets_partition_for(group_id: str, partitions: int) -> int:
+    """``__consumer_offsets`` partition of ``group_id``: ``Utils.abs(groupId.hashCode()) % n``
+    (``GroupCoordinatorService.partitionFor``; ``Utils.abs(Integer.MIN_VALUE)`` is 0)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def group_ids_covering(partitions: int, prefix: str = "kgc-warmup-") -> list[str]:
+    """One group id per ``__consumer_offsets`` partition, in partition order."""
+    found: dict[int, str] = {}
+    for i in itertools.count():
+        p = offsets_partition_for(f"{prefix}{i}", partitions)
+        found.setdefault(p, f"{prefix}{i}")
+        if len(found) == partitions:
+            return [found[p] for p in range(partitions)]
+    raise AssertionError("unreachable")
+
+
+def group_coordinators_loaded(
+    host: str, port: int, partitions: int, timeout_s: float = 2.0
+) -> bool:
+    """True when every ``__consumer_offsets`` partition has a coordinator that has loaded it:
+    FindCoordinator succeeds for a group id of each partition and DescribeGroups, sent to that
+    coordinator, answers without COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR. The first call
+    on a fresh cluster also makes the broker create ``__consumer_offsets``."""
+    from kafka.protocol.admin import DescribeGroupsRequest, DescribeGroupsResponse
+    from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
+
+    names = group_ids_covering(partitions)
+
+    def find(sock: socket.socket) -> dict[tuple[str, int], list[str]] | None:
+        versions = _api_versions_on(sock)
+        v = versions.max_version(FIND_COORDINATOR_KEY, min(4, FindCoordinatorRequest.max_version))
+        if v < 4:
+            raise ProbeError("FindCoordinator v4 (batched keys) is needed")
+        req = FindCoordinatorRequest(key_type=0, coordinator_keys=names)
+        resp = round_trip(sock, req, FindCoordinatorResponse, v)
+        by_node: dict[tuple[str, int], list[str]] = {}
+        for c in resp.coordinators:
+            if c.error_code != 0:
+                return None
+            by_node.setdefault((c.host, c.port), []).append(c.key)
+        return by_node
+
+    by_node = _with_socket(host, port, timeout_s, find)
+    if by_node is None:
+        return False
+
+    def describe(groups: list[str]) -> Any:
+        def on(sock: socket.socket) -> bool:
+            versions = _api_versions_on(sock)
+            v = versions.max_version(DESCRIBE_GROUPS_KEY, min(5, DescribeGroupsRequest.max_version))
+            resp = round_trip(sock, DescribeGroupsRequest(groups=groups), DescribeGroupsResponse, v)
+            return all(g.error_code in _LOADED_CODES for g in resp.groups)
+
+        return on
+
+    return all(
+        _with_socket(h, p, timeout_s, describe(groups)) for (h, p), groups in by_node.items()
+    )

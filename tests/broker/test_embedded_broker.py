@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
+from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 from kgc.conformance import broker as broker_mod
 from kgc.conformance import probe
 from kgc.conformance.broker import EmbeddedKafka
@@ -172,6 +174,7 @@ def test_single_node_start_stop_leaves_nothing_behind() -> None:
         assert answers(addr)
         assert listed_brokers(addr) == {1: addr[1]}
         assert probe.describe_quorum(*addr).voters == (1,)
+        first_join_errors = _first_join_error_codes(addr, partitions=10)
         pids = k.pids()
         workdir = k.workdir
         assert len(pids) == 1 and workdir.is_dir()
@@ -179,6 +182,39 @@ def test_single_node_start_stop_leaves_nothing_behind() -> None:
     assert not workdir.exists()
     with pytest.raises(probe.ProbeError, match="connection refused"):
         probe.api_versions(*addr, timeout_s=1)
+    # start() warmed up every __consumer_offsets partition: a brand-new group on any of them is
+    # answered at once (MEMBER_ID_REQUIRED, KIP-394), not COORDINATOR_LOAD_IN_PROGRESS (14),
+    # COORDINATOR_NOT_AVAILABLE (15) or NOT_COORDINATOR (16).
+    assert first_join_errors == [79] * 10
+
+
+def _first_join_error_codes(addr: tuple[str, int], partitions: int) -> list[int]:
+    """FindCoordinator then one JoinGroup for a new group on each offsets partition, no retries."""
+    groups: dict[int, str] = {}
+    for i in range(1000):
+        g = f"kgc-first-join-{os.getpid()}-{i}"
+        groups.setdefault(probe.offsets_partition_for(g, partitions), g)
+    assert sorted(groups) == list(range(partitions))
+    codes = []
+    with probe.connect(*addr, timeout_s=10) as sock:
+        found = probe.round_trip(
+            sock,
+            FindCoordinatorRequest(key_type=0, coordinator_keys=list(groups.values())),
+            FindCoordinatorResponse,
+            4,
+        )
+        assert [c.error_code for c in found.coordinators] == [0] * partitions
+        for p in range(partitions):
+            join = JoinGroupRequest(
+                group_id=groups[p],
+                session_timeout_ms=10_000,
+                rebalance_timeout_ms=10_000,
+                member_id="",
+                protocol_type="consumer",
+                protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
+            )
+            codes.append(probe.round_trip(sock, join, JoinGroupResponse, 5).error_code)
+    return codes
 
 
 def test_failed_start_raises_with_the_log_tail() -> None:
