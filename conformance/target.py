@@ -12,9 +12,9 @@ registered, then the responses are translated.
 
 An id can also show up before its owner hears of it: DescribeGroups lists a member whose JoinGroup
 (v3 and older, or static) is still pending. Apache Kafka builds member ids as
-``clientId + "-" + UUID`` (``GroupMetadataManager.classicGroupJoinNew…``/``GroupCoordinator.
-doNewMemberJoinGroup``), and each simulated client connects with client id ``kgc-cK``, so such an id
-is attributed to ``cK`` by its prefix. An id matching no client (another implementation may build
+``clientId + "-" + UUID`` for dynamic members and ``groupInstanceId + "-" + UUID`` for static ones
+(``GroupMetadataManager``/``GroupCoordinator``); each simulated client connects with client id
+``kgc-cK`` and uses instance id ``cK-instance``, so such an id is attributed to ``cK`` by its prefix. An id matching no client (another implementation may build
 ids differently) waits up to ``defer_ms`` for its owner's answer and is then named ``unknown-…``,
 which no model state allows: the divergence is reported, not hidden.
 """
@@ -32,8 +32,11 @@ from kgc.model.commands import Request
 from kgc.properties.target import Arrival
 
 
+# dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
+# (groupInstanceId-UUID, both versions' coordinators), the machine's instance ids being cK-instance
 _KAFKA_MEMBER_ID = re.compile(
-    r"^kgc-(c\d+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+    r"^(?:kgc-(c\d+)|(c\d+)-instance)-"
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 )
 
 
@@ -107,7 +110,7 @@ class BrokerTarget:
             for real in wire.member_ids_in(p.command, p.handle.response):
                 match = _KAFKA_MEMBER_ID.match(real)
                 if match and self._ids.symbolic(real) is None:
-                    self._ids.symbolic(real, owner_client=match.group(1))
+                    self._ids.symbolic(real, owner_client=match.group(1) or match.group(2))
         # pass 2: translate, deferring answers that name members not yet heard from
         out: list[Arrival] = []
         now = time.monotonic()

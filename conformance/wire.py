@@ -53,10 +53,13 @@ Normalisations (each makes one model field version-independent; all documented o
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Mapping
 from typing import Any
 
 from kafka.protocol.admin.groups import DescribeGroupsRequest
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -164,6 +167,63 @@ def _text(b: bytes | None) -> str:
     return bytes(b).decode("utf-8", errors="backslashreplace")
 
 
+# ---- consumer-protocol payloads ------------------------------------------------------------------
+# With protocol_type "consumer", Kafka 4.x's coordinator *parses* JoinGroup metadata as a
+# ConsumerProtocolSubscription (and assignments as ConsumerProtocolAssignment); bytes that do not
+# parse make its join timer's write fail, and the join never completes (found by this suite on
+# 4.3.1: "Tried to allocate a collection of size 1953460329"). So the model's opaque strings have a
+# canonical JSON form for these two structures, sent as the real encoding:
+#   subscription  {"topics": ["t1", …]}            -> ConsumerProtocolSubscription v0
+#   assignment    {"t1": [0, 2], …}               -> ConsumerProtocolAssignment v0
+# Any string not starting with "{" is sent as its raw UTF-8 bytes. Decoding turns bytes back into
+# the canonical JSON only when they decode *and* re-encode to the same bytes; else UTF-8 text.
+
+
+def _metadata_bytes(s: str) -> bytes:
+    if not s.startswith("{"):
+        return _utf8(s)
+    obj = json.loads(s)
+    sub = ConsumerProtocolSubscription(version=0, topics=list(obj["topics"]), user_data=None)
+    return bytes(sub.encode(version=0))
+
+
+def _assignment_bytes(s: str) -> bytes:
+    if not s.startswith("{"):
+        return _utf8(s)
+    obj = json.loads(s)
+    parts = [
+        ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=list(ps))
+        for t, ps in sorted(obj.items())
+    ]
+    return bytes(ConsumerProtocolAssignment(version=0, assigned_partitions=parts, user_data=None).encode(version=0))
+
+
+def _metadata_text(b: bytes | None) -> str:
+    raw = b"" if b is None else bytes(b)
+    try:
+        sub = ConsumerProtocolSubscription.decode(raw)
+        canonical = json.dumps({"topics": list(sub.topics)}, sort_keys=True)
+        if raw and _metadata_bytes(canonical) == raw:
+            return canonical
+    except Exception:  # noqa: BLE001 - not a subscription: fall back to text
+        pass
+    return _text(raw)
+
+
+def _assignment_text(b: bytes | None) -> str:
+    raw = b"" if b is None else bytes(b)
+    try:
+        a = ConsumerProtocolAssignment.decode(raw)
+        canonical = json.dumps(
+            {tp.topic: list(tp.partitions) for tp in a.assigned_partitions}, sort_keys=True
+        )
+        if raw and _assignment_bytes(canonical) == raw:
+            return canonical
+    except Exception:  # noqa: BLE001 - not an assignment: fall back to text
+        pass
+    return _text(raw)
+
+
 def _check_version(command: m.Request) -> int:
     cls = REQUEST_CLASSES[command.type]
     v = command.version
@@ -199,7 +259,7 @@ def encode(
                 protocol_type=command.protocol_type,
                 protocols=[
                     JoinGroupRequest.JoinGroupRequestProtocol(
-                        name=p.name, metadata=_utf8(p.metadata)
+                        name=p.name, metadata=_metadata_bytes(p.metadata)
                     )
                     for p in command.protocols
                 ],
@@ -214,7 +274,7 @@ def encode(
                 protocol_name=command.protocol_name,
                 assignments=[
                     SyncGroupRequest.SyncGroupRequestAssignment(
-                        member_id=ids.real(a.member_id), assignment=_utf8(a.assignment)
+                        member_id=ids.real(a.member_id), assignment=_assignment_bytes(a.assignment)
                     )
                     for a in command.assignments
                 ],
@@ -388,7 +448,7 @@ def decode(
                     m.JoinedMember(
                         member_id=name(x.member_id),
                         group_instance_id=x.group_instance_id,
-                        metadata=_text(x.metadata),
+                        metadata=_metadata_text(x.metadata),
                     )
                     for x in response.members
                 ),
@@ -404,7 +464,7 @@ def decode(
             )
         case m.SyncGroup():
             return m.SyncGroupResponse(
-                error=error_name(response.error_code), assignment=_text(response.assignment)
+                error=error_name(response.error_code), assignment=_assignment_text(response.assignment)
             )
         case m.Heartbeat():
             return m.HeartbeatResponse(error=error_name(response.error_code))
@@ -484,7 +544,7 @@ def decode(
                             m.DescribedMember(
                                 member_id=name(x.member_id),
                                 group_instance_id=x.group_instance_id,
-                                assignment=_text(x.member_assignment),
+                                assignment=_assignment_text(x.member_assignment),
                             )
                             for x in g.members
                         ),
