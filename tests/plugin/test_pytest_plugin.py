@@ -56,7 +56,7 @@ def _run_pytest(tmp_path: Path, body: str, *args: str) -> str:
     return out.stdout + out.stderr
 
 
-def test_unreachable_broker_is_an_error_not_a_skip(tmp_path):
+def test_external_broker_unreachable_errors_and_fault_tests_skip_with_reason(tmp_path):
     out = _run_pytest(
         tmp_path,
         """
@@ -69,19 +69,6 @@ def test_unreachable_broker_is_an_error_not_a_skip(tmp_path):
         @pytest.mark.broker
         def test_b(kgc_broker):
             pass
-        """,
-        f"--kgc-bootstrap-server=127.0.0.1:{_closed_port()}",
-    )
-    assert "2 errors" in out, out
-    assert "skipped" not in out, out
-    assert "cannot reach Kafka" in out, out
-
-
-def test_fault_tests_skip_with_reason_on_an_external_broker(tmp_path):
-    out = _run_pytest(
-        tmp_path,
-        """
-        import pytest
 
         @pytest.mark.faults
         def test_kill():
@@ -89,6 +76,10 @@ def test_fault_tests_skip_with_reason_on_an_external_broker(tmp_path):
         """,
         f"--kgc-bootstrap-server=127.0.0.1:{_closed_port()}",
     )
+    # an unreachable broker is an error for every test that needs it, never a skip
+    assert "2 errors" in out, out
+    assert "cannot reach Kafka" in out, out
+    # the only skip is the fault test, and it says why
     assert "1 skipped" in out, out
     assert "fault injection needs a broker kgc started itself" in out, out
 
