@@ -41,27 +41,28 @@ class ModelUnavailable(Exception):
     """The model a trace names cannot be built here (message says why)."""
 
 
-def model_from_manifest(model: Mapping[str, Any] | None) -> Model[Any]:
-    """Build the model a manifest's ``model`` entry names (profile + config)."""
-    try:
-        import kgc.model as m
-    except ImportError as exc:  # pragma: no cover - kgc.model is always there
-        raise ModelUnavailable(str(exc)) from None
-    factory = getattr(m, "model_from_manifest", None)
-    if factory is not None:
-        return factory(dict(model or {}))  # type: ignore[no-any-return]
-    raise ModelUnavailable(
-        "kgc.model has no model_from_manifest(); the classic group model is not installed"
-    )
+_MODELS: dict[str, Model[Any]] = {}
 
 
-def checker_config(early_ms: float | None, late_ms: float | None, bound_ms: float | None) -> CheckerConfig:
-    default = CheckerConfig()
-    return CheckerConfig(
-        early_ms=default.early_ms if early_ms is None else early_ms,
-        late_ms=default.late_ms if late_ms is None else late_ms,
-        latency_bound_ms=default.latency_bound_ms if bound_ms is None else bound_ms,
-    )
+def model_for(manifest: Mapping[str, Any]) -> Model[Any]:
+    """The model a manifest names (its ``model`` profile and config), built once per process by
+    ``kgc.properties.models.model_from_manifest`` — the factory ``kgc analyze`` uses."""
+    key = json.dumps([manifest.get("model"), manifest.get("target")], sort_keys=True)
+    model = _MODELS.get(key)
+    if model is None:
+        try:
+            from kgc.properties.models import model_from_manifest
+        except ImportError as exc:
+            raise ModelUnavailable(f"the classic group model is not installed ({exc})") from None
+        model = _MODELS[key] = model_from_manifest(dict(manifest))
+    return model
+
+
+def checker_config(manifest: Mapping[str, Any]) -> CheckerConfig:
+    """The manifest's checker tolerances (unknown keys ignored, as ``kgc analyze`` does)."""
+    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
+    given = manifest.get("checker") or {}
+    return CheckerConfig(**{k: v for k, v in given.items() if k in known})
 
 
 def group_state_name(model: Any, state: Any) -> str | None:
@@ -208,13 +209,9 @@ def fold(row: Mapping[str, Any], *, recheck: bool = True) -> dict[str, Any]:
     if recheck and out["complete"]:
         try:
             events: list[Event] = [event_from_json(json.loads(e["event_json"])) for e in events_rows]
-            model = _Observing(model_from_manifest(_model_entry(row.get("model_config_json"), row)))
-            config = checker_config(
-                row.get("checker_early_ms"),
-                row.get("checker_late_ms"),
-                row.get("checker_latency_bound_ms"),
-            )
-            divergence = check(model, events, config)
+            manifest = json.loads(row["manifest_json"])
+            model = _Observing(model_for(manifest))
+            divergence = check(model, events, checker_config(manifest))
         except ModelUnavailable as exc:
             out["recheck_verdict"] = "not run"
             out["recheck_error"] = str(exc)
@@ -274,11 +271,6 @@ def fold(row: Mapping[str, Any], *, recheck: bool = True) -> dict[str, Any]:
         events_rows, verdict, div_index, out["divergence_request_id"], model_states
     )
     return out
-
-
-def _model_entry(config_json: str | None, row: Mapping[str, Any]) -> dict[str, Any]:
-    config = json.loads(config_json) if config_json else None
-    return {"profile": row.get("model_profile"), "config": config}
 
 
 def _requests(
@@ -354,11 +346,7 @@ FOLD_COLUMNS = (
     "divergence_reason",
     "divergence_allowed",
     "divergence_observed_json",
-    "model_profile",
-    "model_config_json",
-    "checker_early_ms",
-    "checker_late_ms",
-    "checker_latency_bound_ms",
+    "manifest_json",
     "events",
 )
 
@@ -394,11 +382,9 @@ def facts(traces: Any, *, recheck: bool = True) -> Any:
 
 
 def recheck_available() -> str | None:
-    """None if the model can be built, else why not (shown in the report)."""
+    """None if the model can be built here, else why not (shown in the report)."""
     try:
-        model_from_manifest({})
-    except ModelUnavailable as exc:
-        return str(exc)
-    except Exception:
-        return None  # the factory exists; an empty entry may legitimately be rejected
+        import kgc.properties.models  # noqa: F401
+    except ImportError as exc:
+        return f"the classic group model is not installed ({exc})"
     return None
