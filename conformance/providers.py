@@ -127,6 +127,12 @@ class ExternalKafka(_NoFaults):
             "finalized_features": dict(sorted(versions.finalized_features.items())),
             "api_keys": len(versions.api_keys),
         }
+        with contextlib.suppress(Exception):  # kafka-python's table may not know this broker
+            from kafka.protocol.broker_version_data import infer_broker_version_from_api_versions
+
+            inferred = infer_broker_version_from_api_versions(versions.api_keys)
+            if inferred:
+                info["protocol_level"] = ".".join(map(str, inferred))
         with contextlib.suppress(probe.ProbeError):
             md = probe.metadata(host, port, self._timeout_s)
             info["nodes"] = len(md.brokers)
@@ -155,6 +161,9 @@ class ExternalKafka(_NoFaults):
             "nodes": self._info.get("nodes"),
             "bootstrap_servers": self._bootstrap,
             "cluster_id": self._info.get("cluster_id"),
+            # the Apache Kafka release whose API versions it matches (kafka-python's table); a
+            # hint only: other implementations speak the same protocol
+            "protocol_level": self._info.get("protocol_level", "unknown"),
             "finalized_features": self._info.get("finalized_features", {}),
             "api_keys": self._info.get("api_keys"),
             "config": {},
@@ -184,10 +193,10 @@ class ContainerKafka(_NoFaults):
 
     def start(self) -> ContainerKafka:
         try:
-            from testcontainers.community.kafka import KafkaContainer  # type: ignore[import-not-found]
+            from testcontainers.community.kafka import KafkaContainer  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
             try:
-                from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found]
+                from testcontainers.kafka import KafkaContainer  # type: ignore[import-not-found,unused-ignore]
             except ImportError as exc:
                 raise DockerUnavailable(
                     f"no Docker engine answers (testcontainers is not installed: {exc}); use the "

@@ -28,6 +28,7 @@ from kgc.conformance import probe
 from kgc.conformance.broker import EmbeddedKafka
 from kgc.conformance.errors import BrokerStartError
 from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
+from kgc.conformance.providers import ExternalKafka
 
 pytestmark = pytest.mark.broker
 
@@ -97,6 +98,15 @@ def test_describe_names_the_real_version_and_group_settings(cluster3: EmbeddedKa
     # the running broker reports the same version it was started as
     log = cluster3.log_path(1).read_text(errors="replace")
     assert f"Kafka version: {DEFAULT_KAFKA_VERSION}" in log
+
+
+def test_external_provider_learns_what_it_can_over_the_wire(cluster3: EmbeddedKafka) -> None:
+    ext = ExternalKafka(cluster3.bootstrap_servers).start()
+    d = ext.describe()
+    assert (d["mode"], d["nodes"], d["version"]) == ("kraft", 3, "unknown")
+    assert d["protocol_level"] == ".".join(DEFAULT_KAFKA_VERSION.split(".")[:2])
+    assert d["finalized_features"]["group.version"] >= 1
+    assert ext.can_inject_faults is False
 
 
 def test_one_log_file_per_node(cluster3: EmbeddedKafka) -> None:
@@ -261,6 +271,7 @@ def test_zookeeper_mode_three_brokers_and_restart_after_kill() -> None:
             assert listed_brokers(k.broker_address(n)) == expected
         versions = probe.api_versions(*k.broker_address(1))
         assert probe.DESCRIBE_QUORUM_KEY not in versions.api_keys  # really not KRaft
+        assert ExternalKafka(k.bootstrap_servers).start().describe()["mode"] == "zookeeper"
         assert k.active_controller_id() in (1, 2, 3)
         assert f"Kafka version: {ZOOKEEPER_KAFKA_VERSION}" in k.log_path(1).read_text(
             errors="replace"
