@@ -32,6 +32,7 @@ import itertools
 import json
 import os
 import queue
+import re
 import secrets
 import shutil
 import signal
@@ -491,11 +492,14 @@ class EmbeddedKafka:
                     self._launch(deadline)
                     break
                 except _PortClash as clash:
+                    # Someone took a port between our check and the JVM's bind. A port the user
+                    # chose is their error; one kgc chose is retried with fresh ports.
                     self._kill_all()
-                    if self._requested_ports or attempt == _PORT_ATTEMPTS - 1:
+                    user_port = clash.port in (self._requested_ports or [])
+                    if user_port or attempt == _PORT_ATTEMPTS - 1:
                         raise PortInUse(
-                            f"port {clash.port} on {HOST} is already in use; pick another "
-                            "--port or omit it to let kgc choose free ports"
+                            f"port {clash.port or '?'} on {HOST} is already in use; pick "
+                            "another --port or omit it to let kgc choose free ports"
                         ) from None
                     self._reset_dirs()
                 except BaseException:
@@ -844,7 +848,8 @@ class EmbeddedKafka:
         rc = node.proc.poll()
         fresh = self._scan_log(node)
         if any(m in fresh for m in _BIND_FAILURE_MARKERS):
-            raise _PortClash(node.port)
+            bound = _BIND_PORT_RE.search(fresh)  # Kafka names the port; ZooKeeper does not
+            raise _PortClash(int(bound.group(1)) if bound else node.port)
         if any(m in fresh for m in _STALE_ZK_MARKERS):
             raise _StaleZkRegistration()
         fatal = any(m in fresh for m in _FATAL_MARKERS)
@@ -1000,6 +1005,7 @@ def _wait_stopped(pid: int, *, stopped: bool, timeout_s: float = 5.0) -> None:
 _TEMP_PREFIX = "kgc-kafka-"
 
 _BIND_FAILURE_MARKERS = ("Address already in use", "BindException")
+_BIND_PORT_RE = re.compile(r"failed to bind to [^\s:]+:(\d+)")
 _STALE_ZK_MARKERS = ("already exists and owner", "NodeExistsException")
 _FATAL_MARKERS = ("Exiting Kafka due to fatal exception", "Fatal error during KafkaServer startup")
 

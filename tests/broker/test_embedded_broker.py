@@ -237,26 +237,35 @@ def test_failed_start_raises_with_the_log_tail() -> None:
     assert k.pids() == []
 
 
-def test_auto_ports_retry_when_a_chosen_port_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another process grabs the port kgc picked before the JVM binds it: start picks new ports."""
+@pytest.mark.parametrize("user_port", [False, True])
+def test_auto_ports_retry_when_a_chosen_port_is_taken(
+    user_port: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process grabs the controller port kgc picked before the JVM binds it: start picks
+    new ports and succeeds, also when the user chose the broker port (that one is kept)."""
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         taken = squatter.getsockname()[1]
         real_free_ports = broker_mod.free_ports
+        requested = real_free_ports(1) if user_port else None
         calls = []
 
         def racy_free_ports(n: int) -> list[int]:
+            # _layout asks for the broker ports (unless the user gave them), then the controller
+            # ports; the first controller-port request gets the squatted port
             calls.append(n)
             ports = real_free_ports(n)
-            return [taken, *ports[1:]] if len(calls) == 1 else ports
+            first_controller_call = 1 if user_port else 2
+            return [taken, *ports[1:]] if len(calls) == first_controller_call else ports
 
         monkeypatch.setattr(broker_mod, "free_ports", racy_free_ports)
-        with EmbeddedKafka(nodes=1) as k:
-            port = k.broker_address(1)[1]
-            assert port != taken
-            assert answers(k.broker_address(1))
-        assert len(calls) > 2  # a second layout was made after the clash
+        with EmbeddedKafka(nodes=1, ports=requested) as k:
+            addr = k.broker_address(1)
+            assert answers(addr)
+            if requested:
+                assert addr[1] == requested[0]
+        assert len(calls) == (2 if user_port else 4)  # a second layout was made after the clash
 
 
 # ------------------------------------------------------------------------------ ZooKeeper mode
