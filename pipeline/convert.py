@@ -405,35 +405,45 @@ def parsed_frame(spark: Any, files: list[str]) -> Any:
     return paths.mapInArrow(_parse_batches, PARSED)
 
 
-def convert(spark: Any, inputs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]) -> ConvertSummary:
-    """Convert trace files under ``inputs`` into ``out_dir/traces`` and ``out_dir/problems``."""
+def write_parsed(parsed: Any, out_dir: str | os.PathLike[str]) -> tuple[int, list[dict[str, Any]]]:
+    """Write a PARSED DataFrame as ``out_dir/traces`` (partitioned) and ``out_dir/problems``.
+    Returns (traces written, problems)."""
     from pyspark import StorageLevel
 
     from kgc.pipeline.schema import PARTITION_COLUMNS
 
-    files = expand(inputs)
     out = Path(out_dir)
-    traces_path, problems_path = str(out / "traces"), str(out / "problems")
+    parsed = parsed.persist(StorageLevel.DISK_ONLY)
+    try:
+        traces = parsed.where("trace IS NOT NULL").select("trace.*")
+        traces.write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).parquet(str(out / "traces"))
+        problems_df = parsed.where("problem IS NOT NULL").select("problem.*")
+        problems = [r.asDict() for r in problems_df.orderBy("source_file", "line").collect()]
+        problems_df.sparkSession.createDataFrame(problems, problems_df.schema).coalesce(1).write.mode(
+            "overwrite"
+        ).parquet(str(out / "problems"))
+        n_traces = traces.count()
+    finally:
+        parsed.unpersist()
+    return n_traces, problems
+
+
+def convert(spark: Any, inputs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]) -> ConvertSummary:
+    """Convert trace files under ``inputs`` into ``out_dir/traces`` and ``out_dir/problems``."""
+    inputs = list(inputs)
+    files = expand(inputs)
     if not files:
         raise FileNotFoundError(
             "no trace files (*.jsonl, *.json) under: " + ", ".join(str(p) for p in inputs)
         )
-    parsed = parsed_frame(spark, files).persist(StorageLevel.DISK_ONLY)
-    try:
-        traces = parsed.where("trace IS NOT NULL").select("trace.*")
-        traces.write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).parquet(traces_path)
-        problems_df = parsed.where("problem IS NOT NULL").select("problem.*")
-        problems_df.coalesce(1).write.mode("overwrite").parquet(problems_path)
-        problems = [r.asDict() for r in problems_df.orderBy("source_file", "line").collect()]
-        n_traces = traces.count()
-    finally:
-        parsed.unpersist()
+    n_traces, problems = write_parsed(parsed_frame(spark, files), out_dir)
+    out = Path(out_dir)
     return ConvertSummary(
         files=len(files),
         traces=n_traces,
         problems=problems,
-        traces_path=traces_path,
-        problems_path=problems_path,
+        traces_path=str(out / "traces"),
+        problems_path=str(out / "problems"),
     )
 
 

@@ -41,21 +41,14 @@ class ModelUnavailable(Exception):
     """The model a trace names cannot be built here (message says why)."""
 
 
-_MODELS: dict[str, Model[Any]] = {}
-
-
 def model_for(manifest: Mapping[str, Any]) -> Model[Any]:
-    """The model a manifest names (its ``model`` profile and config), built once per process by
+    """The model a manifest names (profile, config, group id), built by
     ``kgc.properties.models.model_from_manifest`` — the factory ``kgc analyze`` uses."""
-    key = json.dumps([manifest.get("model"), manifest.get("target")], sort_keys=True)
-    model = _MODELS.get(key)
-    if model is None:
-        try:
-            from kgc.properties.models import model_from_manifest
-        except ImportError as exc:
-            raise ModelUnavailable(f"the classic group model is not installed ({exc})") from None
-        model = _MODELS[key] = model_from_manifest(dict(manifest))
-    return model
+    try:
+        from kgc.properties.models import model_from_manifest
+    except ImportError as exc:
+        raise ModelUnavailable(f"the classic group model is not installed ({exc})") from None
+    return model_from_manifest(dict(manifest))
 
 
 def checker_config(manifest: Mapping[str, Any]) -> CheckerConfig:
@@ -287,12 +280,12 @@ def _requests(
         rid = e["request_id"]
         if e["kind"] == "invoke" and rid is not None:
             recorded_state = e.get("group_state")
-            if recorded_state:
+            if recorded_state and recorded_state != "?":
                 states, source = [recorded_state], "recorded"
-            elif rid in model_states:
+            elif rid in model_states:  # "?" is the engine's "model states disagree"
                 states, source = sorted(model_states[rid]), "model"
             else:
-                states, source = ["?"], None
+                states, source = [recorded_state or "?"], None
             if source:
                 sources.add(source)
             req = {
