@@ -20,8 +20,9 @@ members can take any of the class's partitions, so the best split of ``N_c = sum
 partitions over ``k_c`` members gives loads ``floor(N_c/k_c)`` and ``ceil(N_c/k_c)``, and that split
 minimises the class's maximum and maximises its minimum at the same time. Hence
 ``max load >= L  <=>  k_c * L >= N_c`` for every class and ``min load <= l <=> k_c * l <= N_c``
-for every class, and Z3's ``Optimize`` minimises ``L`` (resp. ``L - l``) over integer ``N``,
-``L``, ``l``. The variable count is classes x topics, not members x partitions, so 10,000
+for every class, and Z3 minimises ``L`` (resp. ``L - l``) over integer ``N``,
+``L``, ``l`` (by binary search on satisfiability checks: each optimum is proven by ``sat`` at it and
+``unsat`` just below). The variable count is classes x topics, not members x partitions, so 10,000
 partitions over 1,000 members stays small when subscriptions repeat.
 
 Z3 ``unknown`` or a timeout is reported as such (``status="unknown"``), with the best bound found so
@@ -30,6 +31,7 @@ far when Z3 has one, never as an optimum.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -76,14 +78,11 @@ def _topics(subscriptions: Mapping[str, Subscription | Iterable[str]]) -> dict[s
     }
 
 
-def _optimise(
-    classes: Mapping[frozenset[str], int],
-    counts: Mapping[str, int],
-    objective: str,
-    timeout_ms: int,
-) -> tuple[str, int | None, str]:
-    opt = z3.Optimize()
-    opt.set("timeout", max(1, int(timeout_ms)))
+def _encode(
+    classes: Mapping[frozenset[str], int], counts: Mapping[str, int]
+) -> tuple[z3.Solver, z3.ArithRef, z3.ArithRef, int]:
+    """The class encoding (module docstring): returns the solver, ``L``, ``l`` and the total."""
+    solver = z3.Solver()
     high = z3.Int("L")
     low = z3.Int("l")
     per_topic: dict[str, list[z3.ArithRef]] = {}
@@ -93,27 +92,71 @@ def _optimise(
             if counts.get(t, 0) <= 0:
                 continue
             var = z3.Int(f"N_{ci}_{t}")
-            opt.add(var >= 0)
+            solver.add(var >= 0)
             terms.append(var)
             per_topic.setdefault(t, []).append(var)
         total = z3.Sum(terms) if terms else z3.IntVal(0)
-        opt.add(k * high >= total)
-        opt.add(k * low <= total)
+        solver.add(k * high >= total)
+        solver.add(k * low <= total)
+    total_partitions = 0
     for t, vars_ in per_topic.items():
-        opt.add(z3.Sum(vars_) == counts[t])
-    opt.add(low >= 0)
-    goal = opt.minimize(high if objective == "max_load" else high - low)
-    answer = opt.check()
-    if answer == z3.sat:
-        value = opt.lower(goal)
-        return "optimal", int(value.as_long()), ""
-    reason = str(opt.reason_unknown()) if answer == z3.unknown else "unsatisfiable encoding"
-    try:
-        upper = opt.upper(goal)
-        bound = int(upper.as_long()) if z3.is_int_value(upper) else None
-    except z3.Z3Exception:
-        bound = None
-    return "unknown", bound, reason
+        solver.add(z3.Sum(vars_) == counts[t])
+        total_partitions += counts[t]
+    solver.add(low >= 0)
+    return solver, high, low, total_partitions
+
+
+def _optimise(
+    classes: Mapping[frozenset[str], int],
+    counts: Mapping[str, int],
+    objective: str,
+    timeout_ms: int,
+) -> tuple[str, int | None, str]:
+    """Minimise ``L`` (max load) or ``L - l`` (spread) by a sequence of satisfiability checks:
+    binary search for ``L`` between 0 and the total, linear search upwards for the spread (small
+    in practice). Each answer is proven: ``sat`` at the optimum, ``unsat`` just below it."""
+    solver, high, low, total = _encode(classes, counts)
+    deadline = time.monotonic() + timeout_ms / 1000
+
+    def feasible(constraint: z3.BoolRef) -> bool | None:
+        remaining = int((deadline - time.monotonic()) * 1000)
+        if remaining <= 0:
+            return None
+        solver.push()
+        solver.add(constraint)
+        solver.set("timeout", remaining)
+        answer = solver.check()
+        solver.pop()
+        return None if answer == z3.unknown else answer == z3.sat
+
+    if objective == "max_load":
+        lo, hi = 0, total  # L = total is always feasible
+        # Try the pigeonhole bound first (all partitions spread over the members that can take
+        # any): usually the optimum, so two checks settle it (sat there, unsat just below).
+        takers = sum(
+            k for topics, k in classes.items() if any(counts.get(t, 0) > 0 for t in topics)
+        )
+        guess = -(-total // takers) if takers else 0
+        for probe in (guess, guess - 1):
+            if lo < hi and lo <= probe < hi:
+                ok = feasible(high <= probe)
+                if ok is None:
+                    return "unknown", hi, "timeout"
+                lo, hi = (lo, probe) if ok else (probe + 1, hi)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            ok = feasible(high <= mid)
+            if ok is None:
+                return "unknown", hi, "timeout"
+            lo, hi = (lo, mid) if ok else (mid + 1, hi)
+        return "optimal", lo, ""
+    for spread in range(total + 1):  # spread = total (l = 0) is always feasible
+        ok = feasible(high - low <= spread)
+        if ok is None:
+            return "unknown", None, "timeout"
+        if ok:
+            return "optimal", spread, ""
+    return "unknown", None, "no feasible spread"
 
 
 def best_balance(
