@@ -24,7 +24,7 @@ import pytest
 from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 from kgc.conformance import broker as broker_mod
-from kgc.conformance import probe
+from kgc.conformance import maven, probe
 from kgc.conformance.broker import EmbeddedKafka
 from kgc.conformance.errors import BrokerStartError
 from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
@@ -266,6 +266,30 @@ def test_auto_ports_retry_when_a_chosen_port_is_taken(
             if requested:
                 assert addr[1] == requested[0]
         assert len(calls) == (2 if user_port else 4)  # a second layout was made after the clash
+
+
+def test_class_data_sharing_archive_is_trained_once_then_mapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first broker of a version writes a class archive when stopped; the next JVM maps it."""
+    real_libs = maven.resolve_kafka(DEFAULT_KAFKA_VERSION)
+    cache = tmp_path / "cache"
+    version_dir = cache / "kafka" / DEFAULT_KAFKA_VERSION
+    version_dir.mkdir(parents=True)
+    (version_dir / "libs").symlink_to(real_libs)  # same jars, fresh place for the archive
+    (version_dir / ".kgc-complete").write_text(DEFAULT_KAFKA_VERSION)
+    monkeypatch.setenv("KGC_CACHE_DIR", str(cache))
+    monkeypatch.delenv("KGC_CDS", raising=False)
+    assert maven.resolve_kafka(DEFAULT_KAFKA_VERSION) == version_dir / "libs"
+
+    with EmbeddedKafka(nodes=1) as k:
+        cmdline = Path(f"/proc/{k.pid(1)}/cmdline").read_bytes().split(b"\0")
+        assert any(a.startswith(b"-XX:ArchiveClassesAtExit=") for a in cmdline)
+    archives = list((version_dir / "cds").glob("*.jsa"))
+    assert len(archives) == 1 and ".tmp-" not in archives[0].name
+    with EmbeddedKafka(nodes=1) as k:
+        maps = Path(f"/proc/{k.pid(1)}/maps").read_text()
+        assert str(archives[0]) in maps  # the JVM really mapped the archive
 
 
 # ------------------------------------------------------------------------------ ZooKeeper mode
