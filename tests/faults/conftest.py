@@ -1,6 +1,6 @@
 """Clusters and a nemesis for the fault scenarios; every test leaves the cluster whole and running.
 
-* ``kraft3`` (module scope per test module that asks): three combined broker+controller nodes of
+* ``kraft3`` (session scope, started when first asked): three combined broker+controller nodes of
   Kafka ``KGC_FAULTS_KRAFT_VERSION`` (default 4.3.1), with short broker sessions
   (``broker.session.timeout.ms=3000``, heartbeat 500 ms) so fencing shows within seconds.
 * ``zk3``: three brokers of Kafka ``KGC_FAULTS_ZK_VERSION`` (default 3.9.2) and one ZooKeeper, with
@@ -9,7 +9,7 @@
   Its finalizer runs even when the test fails: it resumes every paused node, restarts every killed
   one, and waits until the cluster is whole again (all brokers listed and unfenced), so a failing
   test neither leaves a stopped JVM behind nor hands a broken cluster to the next test. The
-  clusters themselves are stopped (SIGKILL of every JVM) when the module ends.
+  clusters themselves are stopped (SIGKILL of every JVM) when the session ends.
 
 All of it is started only when a test asks; ``--kgc-bootstrap-server`` runs skip these tests
 (kgc can only fault a cluster it started).
@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 KRAFT_VERSION = os.environ.get("KGC_FAULTS_KRAFT_VERSION", "4.3.1")
+NODES = int(os.environ.get("KGC_FAULTS_NODES", "3"))  # the cleanup test runs itself on one node
 ZK_VERSION = os.environ.get("KGC_FAULTS_ZK_VERSION", "3.9.2")
 
 KRAFT_CONFIG = {
@@ -44,7 +45,7 @@ def log(text: str) -> None:
 def _start(version: str, mode: str, config: dict[str, Any]) -> Any:
     from kgc.conformance.broker import EmbeddedKafka
 
-    cluster = EmbeddedKafka(version, nodes=3, mode=mode, config=config)
+    cluster = EmbeddedKafka(version, nodes=NODES, mode=mode, config=config)
     t0 = time.monotonic()
     cluster.start(timeout_s=240)
     log(f"{mode} {version} cluster ready in {time.monotonic() - t0:.1f} s")
@@ -62,7 +63,7 @@ def say() -> Any:
     return log
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kraft3() -> Iterator[Any]:
     cluster = _start(KRAFT_VERSION, "kraft", KRAFT_CONFIG)
     try:
@@ -71,7 +72,7 @@ def kraft3() -> Iterator[Any]:
         cluster.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def zk3() -> Iterator[Any]:
     cluster = _start(ZK_VERSION, "zookeeper", ZK_CONFIG)
     try:
