@@ -596,10 +596,14 @@ class RealGroup:
                 problems.append(f"{label}: {result.summary()}")
             elif result.verdict is Verdict.UNKNOWN:
                 problems.append(f"{label}: Z3 could not decide ({result.reason})")
-            if prev is not None and not adjacent:
+            if (
+                prev is not None
+                and not adjacent
+                and (protocol == "cooperative" or assignor == "sticky")
+            ):
                 notes.append(
                     f"{label}: previous Stable generation not known to be the one just before, so "
-                    "the hand-off is checked on the consumers' own timelines"
+                    "stickiness and the hand-off are checked on the consumers' own timelines only"
                 )
             if assignor in ("range", "roundrobin") and known:
                 expected = assign(
@@ -651,8 +655,9 @@ class RealGroup:
 
     def _generation_of(self, snap: GroupSnapshot) -> int | None:
         """The generation of a Stable snapshot, from kafka-python members (they know theirs):
-        the generations they report while this snapshot was the group's state (from its first
-        sample, less 0.3 s for a report that beat the sampler, to the next distinct sample).
+        the generations they report, owning what this snapshot assigns them, while it was the
+        group's state (from its first sample, less 0.3 s for a report that beat the sampler, to
+        the next distinct sample).
         ``None`` unless exactly one generation was reported: then the hand-off between this and
         the previous snapshot is checked on the consumers' timelines only."""
         with self._lock:
@@ -663,11 +668,20 @@ class RealGroup:
         for name, evs in events.items():
             if self.consumers[name].lib != "kafka-python":
                 continue
-            if self.consumers[name].client_id not in snap.members.values():
+            client = self.consumers[name].client_id
+            member = next((m for m, cl in snap.members.items() if cl == client), None)
+            if member is None:
                 continue
+            mine = sorted([t, p] for t, ps in snap.assignment.get(member, {}).items() for p in ps)
             for e in evs:
                 g = e.get("generation")
-                if g is not None and g >= 0 and snap.t - 0.3 <= e["t"] <= until:
+                if (
+                    g is not None
+                    and g >= 0
+                    and e.get("member_id") == member
+                    and e.get("owned") == mine
+                    and snap.t - 0.3 <= e["t"] <= until
+                ):
                     found.add(int(g))
         return found.pop() if len(found) == 1 else None
 
