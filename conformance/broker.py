@@ -609,6 +609,8 @@ class EmbeddedKafka:
                         self._signal(node, signal.SIGKILL)
                 self.kill(node_id)
             deadline = time.monotonic() + timeout_s
+            if self._mode == "zookeeper":
+                self._wait_unregistered(node_id, deadline)
             while True:
                 self._spawn(node)
                 try:
@@ -617,7 +619,23 @@ class EmbeddedKafka:
                 except _StaleZkRegistration:
                     # ZooKeeper still holds the killed broker's ephemeral registration until its
                     # session expires (zookeeper.session.timeout.ms); try again shortly.
+                    self.kill(node_id)
                     time.sleep(0.5)
+
+    def _wait_unregistered(self, node_id: int, deadline: float) -> None:
+        """ZooKeeper mode: wait until a live broker stops listing the killed ``node_id`` (its
+        ZooKeeper session expired), so the restarted broker can register at the first try."""
+        others = [
+            n for n in self._nodes.values() if n.node_id != node_id and n.running() and not n.paused
+        ]
+        while others and time.monotonic() < deadline:
+            try:
+                listed = {b.node_id for b in probe.metadata(HOST, others[0].port, 1.0).brokers}
+            except probe.ProbeError:
+                return  # cannot tell: the retry loop in restart() copes
+            if node_id not in listed:
+                return
+            time.sleep(0.2)
 
     def active_controller_id(self, timeout_s: float = 2.0) -> int:
         """The KRaft quorum leader, or (ZooKeeper) the controller broker, asked over the wire."""
