@@ -1,5 +1,6 @@
 """``kgc broker start|status|stop``: an embedded Apache Kafka that outlives the command.
 
+``fetch`` downloads a version's jars into the cache (``$KGC_CACHE_DIR`` or ``~/.cache/kgc``);
 ``start`` brings up a detached :class:`~kgc.conformance.broker.EmbeddedKafka`, prints its bootstrap
 servers as the only line on stdout and returns with the JVMs running; ``status`` reads the state
 files (``$KGC_STATE_DIR`` or ``~/.cache/kgc/run``) and also lists kgc-started JVMs no state file
@@ -41,6 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--heap-mb", type=int, default=512, help="JVM heap per node (default 512)")
     start.add_argument("--timeout", type=float, default=120, help="seconds to wait for ready")
 
+    fetch = sub.add_parser(
+        "fetch", help="download a Kafka version's jars into kgc's cache; print the jar folder"
+    )
+    fetch.add_argument(
+        "--kafka-version",
+        action="append",
+        default=None,
+        help="Apache Kafka version (repeatable; default 4.3.1 and 3.9.2)",
+    )
+
     status = sub.add_parser("status", help="list running kgc brokers")
     status.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -58,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     from kgc.conformance.errors import KgcError
 
     try:
-        return {"start": _start, "status": _status, "stop": _stop}[args.action](args)
+        actions = {"start": _start, "fetch": _fetch, "status": _status, "stop": _stop}
+        return actions[args.action](args)
     except KgcError as exc:
         raise UserError(str(exc)) from None
 
@@ -111,6 +123,20 @@ def _start(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print(broker.bootstrap_servers)
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from kgc.conformance.maven import (
+        DEFAULT_KAFKA_VERSION,
+        ZOOKEEPER_KAFKA_VERSION,
+        find_java,
+        resolve_kafka,
+    )
+
+    find_java()
+    for version in args.kafka_version or [DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION]:
+        print(resolve_kafka(version))
     return 0
 
 

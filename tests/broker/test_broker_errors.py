@@ -269,3 +269,18 @@ def test_maven_missing_error_names_cache(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(MavenNotFound, match=r"copy a cache into .*4\.3\.1"):
         maven.resolve_kafka("4.3.1")
+
+
+def test_fetch_prints_the_jar_folder_and_caches(stub_mvn: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, STUB_MODE="ok", STUB_VERSION="3.9.2")
+    fetch = ["broker", "fetch", "--kafka-version", "3.9.2"]
+    for _ in range(2):
+        proc = kgc(*fetch, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"{tmp_path / 'cache' / 'kafka' / '3.9.2' / 'libs'}\n"
+    assert stub_mvn.read_text().count("run") == 1
+
+
+def test_fetch_unknown_version(env: dict[str, str]) -> None:
+    line = one_line_error(kgc("broker", "fetch", "--kafka-version", "9.9.9", env=env))
+    assert "unknown Kafka version 9.9.9" in line
