@@ -55,7 +55,7 @@ from kgc.model.leave import handle_leave_group
 from kgc.model.offsets import handle_offset_commit, handle_offset_fetch
 from kgc.model.profiles import GroupConfig
 from kgc.model.rebalance import fire_join_timer, fire_sync_timer
-from kgc.model.state import Deferred, GroupState
+from kgc.model.state import Deferred, GroupState, with_outbox
 from kgc.model.sync import handle_sync_group
 from kgc.model.txn import Txn, explore
 
@@ -125,6 +125,9 @@ class ClassicGroupModel:
     def advance(
         self, state: GroupState, *, must_until: float, may_until: float
     ) -> list[GroupState]:
+        first = self.next_timer(state)
+        if first is None or first[0] > max(must_until, may_until):
+            return [state]  # nothing can fire: the common case
         done: list[GroupState] = []
         work = [state]
         while work:
@@ -154,7 +157,7 @@ class ClassicGroupModel:
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
 
     def deliver(self, state: GroupState, request_id: int) -> GroupState:
-        return replace(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
+        return with_outbox(state, tuple(o for o in state.outbox if o.request_id != request_id))
 
     def fault(
         self, state: GroupState, *, action: str, node: int, at_ms: float

@@ -30,8 +30,6 @@ Rules (4.x ``GroupMetadataManager.classicGroupHeartbeatToClassicGroup`` /
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kgc.model.commands import Heartbeat, HeartbeatResponse
 from kgc.model.join import validate_member
 from kgc.model.rebalance import (
@@ -41,7 +39,7 @@ from kgc.model.rebalance import (
     remove_pending_member_and_update,
     reschedule_heartbeat,
 )
-from kgc.model.state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from kgc.model.state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, evolve_member
 from kgc.model.txn import Txn
 
 
@@ -74,7 +72,7 @@ def is_satisfied(tx: Txn, member_id: str) -> bool:
 def fire_member_heartbeat(tx: Txn, member_id: str) -> None:
     """Rule 3."""
     if is_satisfied(tx, member_id):
-        tx.members[member_id] = replace(tx.members[member_id], heartbeat_deadline_ms=None)
+        tx.members[member_id] = evolve_member(tx.members[member_id], heartbeat_deadline_ms=None)
     else:
         remove_member_and_update(tx, member_id)
 

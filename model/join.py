@@ -57,7 +57,14 @@ from kgc.model.rebalance import (
     reschedule_heartbeat,
     select_protocol,
 )
-from kgc.model.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Member
+from kgc.model.state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    Member,
+    evolve_member,
+)
 from kgc.model.txn import Txn
 
 FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"
@@ -201,7 +208,7 @@ def _update_member(
 ) -> None:
     """``ClassicGroup.updateMember`` with a parked request (a previous parked one is dropped)."""
     m = tx.members[member_id]
-    tx.members[member_id] = replace(
+    tx.members[member_id] = evolve_member(
         m,
         protocols=cmd.protocols,
         rebalance_timeout_ms=rebalance_timeout,
@@ -282,7 +289,7 @@ def _replace_static_member(
     complete_join_future(tx, old_id, JoinGroupResponse(error=FENCED_INSTANCE_ID, member_id=old_id))
     complete_sync_future(tx, old_id, SyncGroupResponse(error=FENCED_INSTANCE_ID))
     old = tx.members.pop(old_id)
-    tx.members[new_id] = replace(old, member_id=new_id)
+    tx.members[new_id] = evolve_member(old, member_id=new_id)
     if old_id in tx.leader:
         tx.leader = tuple(sorted(new_id if c == old_id else c for c in tx.leader))
     # The pending-sync set keeps the *old* id (neither version renames it): if the member had not
@@ -302,7 +309,7 @@ def _replace_static_member(
                 answer = replace(
                     _current_generation_answer(tx, new_id, version, False), leader=current_leader
                 )
-            tx.members[new_id] = replace(m, awaiting_join=None)
+            tx.members[new_id] = evolve_member(m, awaiting_join=None)
             tx.revealed(new_id)
             tx.respond(request_id, answer)
         else:

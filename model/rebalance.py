@@ -35,8 +35,6 @@ and ``ClassicGroup.initNextGeneration`` / ``selectProtocol`` / ``maybeElectNewJo
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kgc.model.commands import JoinedMember, JoinGroupResponse, SyncGroupResponse
 from kgc.model.state import (
     COMPLETING_REBALANCE,
@@ -45,6 +43,7 @@ from kgc.model.state import (
     STABLE,
     JoinTimer,
     SyncTimer,
+    evolve_member,
 )
 from kgc.model.txn import Txn
 
@@ -61,7 +60,7 @@ def reschedule_heartbeat(tx: Txn, member_id: str, timeout_ms: int | None = None)
     ``completeAndScheduleNextExpiration``)."""
     m = tx.members[member_id]
     t = m.session_timeout_ms if timeout_ms is None else timeout_ms
-    tx.members[member_id] = replace(m, heartbeat_deadline_ms=tx.now_ms + t)
+    tx.members[member_id] = evolve_member(m, heartbeat_deadline_ms=tx.now_ms + t)
 
 
 def remove_member(tx: Txn, member_id: str) -> None:
@@ -91,7 +90,7 @@ def complete_join_future(tx: Txn, member_id: str, response: JoinGroupResponse) -
         tx.revealed(response.member_id)
     else:
         tx.release_unrevealed(member_id)
-    tx.members[member_id] = replace(m, awaiting_join=None)
+    tx.members[member_id] = evolve_member(m, awaiting_join=None)
     return True
 
 
@@ -100,7 +99,7 @@ def complete_sync_future(tx: Txn, member_id: str, response: SyncGroupResponse) -
     if m is None or m.awaiting_sync is None:
         return False
     tx.respond(m.awaiting_sync, response)
-    tx.members[member_id] = replace(m, awaiting_sync=None)
+    tx.members[member_id] = evolve_member(m, awaiting_sync=None)
     return True
 
 
@@ -262,7 +261,7 @@ def complete_join(tx: Txn) -> None:
             ),
         )
         reschedule_heartbeat(tx, mid)
-        tx.members[mid] = replace(tx.members[mid], is_new=False)
+        tx.members[mid] = evolve_member(tx.members[mid], is_new=False)
         tx.pending_sync.add(mid)
     tx.sync_timer = SyncTimer(
         deadline_ms=tx.now_ms + tx.rebalance_timeout_ms(), generation_id=tx.generation_id
@@ -289,7 +288,7 @@ def propagate_assignment(tx: Txn, error: str) -> None:
 def reset_and_propagate_error(tx: Txn, error: str) -> None:
     for mid, m in list(tx.members.items()):
         if m.assignment:
-            tx.members[mid] = replace(m, assignment="")
+            tx.members[mid] = evolve_member(m, assignment="")
     propagate_assignment(tx, error)
 
 
@@ -297,7 +296,7 @@ def set_and_propagate_assignment(tx: Txn, assignment: dict[str, str]) -> None:
     for mid, m in list(tx.members.items()):
         a = assignment.get(mid, "")
         if m.assignment != a:
-            tx.members[mid] = replace(m, assignment=a)
+            tx.members[mid] = evolve_member(m, assignment=a)
     propagate_assignment(tx, "NONE")
 
 

@@ -25,8 +25,6 @@ Rules (4.x ``KafkaApis.handleSyncGroupRequest`` then ``GroupMetadataManager.clas
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kgc.model.commands import SyncGroup, SyncGroupResponse
 from kgc.model.join import validate_member
 from kgc.model.rebalance import (
@@ -35,7 +33,7 @@ from kgc.model.rebalance import (
     reschedule_heartbeat,
     set_and_propagate_assignment,
 )
-from kgc.model.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from kgc.model.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, evolve_member
 from kgc.model.txn import Txn
 
 INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
@@ -81,7 +79,7 @@ def handle_sync_group(tx: Txn, request_id: int, cmd: SyncGroup) -> None:
     if tx.state == PREPARING_REBALANCE:
         tx.respond(request_id, SyncGroupResponse(error=REBALANCE_IN_PROGRESS))
     elif tx.state == COMPLETING_REBALANCE:
-        tx.members[mid] = replace(tx.members[mid], awaiting_sync=request_id)
+        tx.members[mid] = evolve_member(tx.members[mid], awaiting_sync=request_id)
         remove_pending_sync_member(tx, mid)
         if tx.leader == (mid,):
             assignment: dict[str, str] = {}

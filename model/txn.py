@@ -60,11 +60,13 @@ class Txn:
         "_script",
         "_taken",
         "_arities",
+        "_origin",
     )
 
     def __init__(self, config: GroupConfig, s: GroupState, script: Sequence[int] = ()) -> None:
         self.config = config
         self.profile: Profile = config.profile
+        self._origin = s
         self.exists = s.exists
         self.state = s.state
         self.generation_id = s.generation_id
@@ -154,8 +156,27 @@ class Txn:
         offsets = self.offsets
         if isinstance(offsets, dict):
             offsets = tuple(offsets[k] for k in sorted(offsets))
+        origin = self._origin
         members = self.members
+        if len(members) == len(origin.members) and all(
+            members.get(m.member_id) is m for m in origin.members
+        ):
+            member_tuple = origin.members  # untouched: share the canonical tuple
+        else:
+            member_tuple = tuple(members[k] for k in sorted(members))
         pend = self.pending_members
+        if len(pend) == len(origin.pending_members) and all(
+            pend.get(p.member_id) == p.deadline_ms for p in origin.pending_members
+        ):
+            pending = origin.pending_members
+        else:
+            pending = tuple(PendingMember(member_id=k, deadline_ms=pend[k]) for k in sorted(pend))
+        pending_sync = (
+            origin.pending_sync
+            if len(self.pending_sync) == len(origin.pending_sync)
+            and all(x in self.pending_sync for x in origin.pending_sync)
+            else tuple(sorted(self.pending_sync))
+        )
         outbox = self.outbox
         if len(outbox) > 1:
             outbox.sort(key=_request_id)
@@ -166,11 +187,9 @@ class Txn:
             protocol_type=self.protocol_type,
             protocol_name=self.protocol_name,
             leader=self.leader,
-            members=tuple(members[k] for k in sorted(members)),
-            pending_members=tuple(
-                PendingMember(member_id=k, deadline_ms=pend[k]) for k in sorted(pend)
-            ),
-            pending_sync=tuple(sorted(self.pending_sync)),
+            members=member_tuple,
+            pending_members=pending,
+            pending_sync=pending_sync,
             join_timer=self.join_timer,
             sync_timer=self.sync_timer,
             new_member_added=self.new_member_added,
