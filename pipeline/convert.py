@@ -262,6 +262,7 @@ def parse_lines(source: str, lines: Iterable[str]) -> Iterator[tuple[str, dict[s
             open_trace = _OpenTrace(obj, source, lineno, lineno, [], {}, {})
         elif kind == "result":
             if open_trace is None:
+                yield from flush_orphans()
                 yield "problem", _problem(source, lineno, "result line outside any trace", text)
                 continue
             open_trace.last_line = lineno
@@ -399,16 +400,17 @@ def parsed_frame(spark: Any, files: list[str]) -> Any:
     """DataFrame of PARSED rows (one per trace or problem) for ``files``."""
     from kgc.pipeline.schema import PARSED
 
-    parallelism = max(1, spark.sparkContext.defaultParallelism)
-    n = max(1, min(len(files), parallelism * 4))
-    paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(n)
+    sc = spark.sparkContext
+    n = max(1, min(len(files), sc.defaultParallelism * 4))
+    paths = spark.createDataFrame(sc.parallelize([(f,) for f in files], n), "path string")
     return paths.mapInArrow(_parse_batches, PARSED)
 
 
 def write_parsed(parsed: Any, out_dir: str | os.PathLike[str]) -> tuple[int, list[dict[str, Any]]]:
-    """Write a PARSED DataFrame as ``out_dir/traces`` (partitioned) and ``out_dir/problems``.
-    Returns (traces written, problems)."""
+    """Write a PARSED DataFrame as ``out_dir/traces`` (Parquet, partitioned by implementation and
+    version) and ``out_dir/problems.jsonl``. Returns (traces written, problems). Two Spark jobs."""
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
 
     from kgc.pipeline.schema import PARTITION_COLUMNS
 
@@ -417,15 +419,19 @@ def write_parsed(parsed: Any, out_dir: str | os.PathLike[str]) -> tuple[int, lis
     try:
         traces = parsed.where("trace IS NOT NULL").select("trace.*")
         traces.write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).parquet(str(out / "traces"))
-        problems_df = parsed.where("problem IS NOT NULL").select("problem.*")
-        problems = [r.asDict() for r in problems_df.orderBy("source_file", "line").collect()]
-        problems_df.sparkSession.createDataFrame(problems, problems_df.schema).coalesce(1).write.mode(
-            "overwrite"
-        ).parquet(str(out / "problems"))
-        n_traces = traces.count()
+        summary = parsed.select(
+            F.count("trace").alias("traces"), F.collect_list("problem").alias("problems")
+        ).first()
     finally:
         parsed.unpersist()
-    return n_traces, problems
+    problems = sorted(
+        (p.asDict() for p in summary["problems"]),
+        key=lambda p: (p["source_file"], p["line"] if p["line"] is not None else -1),
+    )
+    with open(out / "problems.jsonl", "w", encoding="utf-8") as f:
+        for p in problems:
+            f.write(json.dumps(p, sort_keys=True) + "\n")
+    return int(summary["traces"]), problems
 
 
 def convert(spark: Any, inputs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]) -> ConvertSummary:
@@ -443,7 +449,7 @@ def convert(spark: Any, inputs: Iterable[str | os.PathLike[str]], out_dir: str |
         traces=n_traces,
         problems=problems,
         traces_path=str(out / "traces"),
-        problems_path=str(out / "problems"),
+        problems_path=str(out / "problems.jsonl"),
     )
 
 
@@ -454,11 +460,10 @@ def read_traces(spark: Any, parquet_dir: str | os.PathLike[str]) -> Any:
     return spark.read.schema(TRACE).parquet(str(Path(parquet_dir) / "traces"))
 
 
-def read_problems(spark: Any, parquet_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    from kgc.pipeline.schema import PROBLEM
-
-    path = Path(parquet_dir) / "problems"
+def read_problems(parquet_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The unusable lines recorded when the corpus was converted."""
+    path = Path(parquet_dir) / "problems.jsonl"
     if not path.exists():
         return []
-    df = spark.read.schema(PROBLEM).parquet(str(path))
-    return [r.asDict() for r in df.orderBy("source_file", "line").collect()]
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]

@@ -81,6 +81,10 @@ def aggregate(facts: Any) -> dict[str, Any]:
             ),
             F.sum(F.when(F.col("recheck_verdict") == "error", 1).otherwise(0)).alias("recheck_errors"),
             F.sum("event_count").alias("events"),
+            *(
+                F.sum(F.when(F.col("state_source") == src, 1).otherwise(0)).alias(f"states_{src}")
+                for src in ("recorded", "model", "mixed")
+            ),
         )
         .orderBy(*target)
         .collect()
@@ -110,8 +114,12 @@ def aggregate(facts: Any) -> dict[str, Any]:
         .collect()
     )
     state_sources = [
-        r.asDict() for r in facts.groupBy("state_source").count().orderBy("state_source").collect()
+        {"state_source": src, "count": sum(t[f"states_{src}"] for t in targets)}
+        for src in ("recorded", "model", "mixed")
     ]
+    state_sources.append(
+        {"state_source": None, "count": sum(t["traces"] for t in targets) - sum(s["count"] for s in state_sources)}
+    )
     div = facts.where(F.col("verdict") == "divergence")
     example = F.struct(
         "event_count", "trace_id", "group_id", "implementation", "version", "source_file",
@@ -130,11 +138,10 @@ def aggregate(facts: Any) -> dict[str, Any]:
             F.array_sort(F.collect_set(F.concat_ws(" ", *target))).alias("targets"),
             F.min(example).alias("example"),  # the shortest history (ties: smallest trace id)
         )
-        .orderBy(F.desc("count"), "signature")
-        .limit(MAX_DIVERGENCE_GROUPS)
         .collect()
     )
-    n_groups = div.select("signature").distinct().count()
+    n_groups = len(groups)
+    groups = sorted(groups, key=lambda g: (-g["count"], g["signature"]))[:MAX_DIVERGENCE_GROUPS]
     disagreements = [
         r.asDict()
         for r in facts.where(F.col("agrees_with_recorded") == F.lit(False))
@@ -341,8 +348,7 @@ def make_plots(data: dict[str, Any]) -> dict[str, bytes]:
             ]
             for r in rows
         ]
-        cmap = plt.get_cmap("RdYlGn").copy()
-        cmap.set_bad("#dddddd")
+        cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#dddddd")
         im = ax.imshow(values, cmap=cmap, vmin=0, vmax=100, aspect="auto")
         ax.set_xticks(range(len(types)), types, rotation=30, ha="right")
         ax.set_yticks(range(len(rows)), [f"{r['implementation']} {r['version']}" for r in rows])
@@ -712,7 +718,7 @@ def build(
         if parquet_dir == out / "parquet":
             raise ReportError("the corpus is this report's own parquet/; choose another --out")
         prepare_out_dir(out)
-        problems = convert.read_problems(spark, parquet_dir)
+        problems = convert.read_problems(parquet_dir)
         files = None
         _log(f"reading converted corpus {parquet_dir}")
     else:

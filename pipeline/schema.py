@@ -8,7 +8,7 @@ A corpus converts to two datasets under one directory:
   typed event structs in recorded order, each keeping the event exactly as recorded in
   ``event_json`` (what the re-check decodes with :func:`kgc.model.history.event_from_json`).
   Partitioned by ``implementation`` and ``version`` (the manifest's ``target``).
-* ``problems/`` — one row per line that could not be used (bad JSON, not a valid event, an event
+* ``problems.jsonl`` — one object per line that could not be used (bad JSON, not a valid event, an event
   outside any trace, a trace without a result line), with the file and 1-based line number.
 
 Reading always passes these schemas (never inference), so a version such as ``3.9`` stays a string.

@@ -53,6 +53,8 @@ def session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
         .config("spark.python.worker.reuse", "true")
+        # one Arrow batch holds whole histories (nested events): keep batches small
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
     )
     for key, value in (extra or {}).items():
         builder = builder.config(key, value)

@@ -51,7 +51,15 @@ def manifest(trace_id: str, version: str, group: str, seed: int) -> dict:
             "nodes": 1,
             "config": {"group.initial.rebalance.delay.ms": 0},
         },
-        "model": {"profile": "kafka-4.x" if version.startswith("4") else "kafka-3.9", "config": {}},
+        "model": {
+            "name": "ClassicGroupModel",
+            "profile": "kafka-4.x" if version.startswith("4") else "kafka-3.9",
+            "config": {
+                "group_initial_rebalance_delay_ms": 0,
+                "group_min_session_timeout_ms": 500,
+                "offsets_topic_num_partitions": 10,
+            },
+        },
         "checker": {"early_ms": 20, "late_ms": 250, "latency_bound_ms": 2000},
     }
 
