@@ -46,6 +46,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     "thorough": {"max_examples": 200, "stateful_step_count": 60},
     # a smoke run
     "quick": {"max_examples": 3, "stateful_step_count": 10},
+    # quality tests: short sequences, so a planted bug shrinks fast to a few commands
+    "quality": {"max_examples": 60, "stateful_step_count": 10},
 }
 
 

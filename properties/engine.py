@@ -32,7 +32,7 @@ from kgc.properties.target import Arrival, Target
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineConfig:
-    grace_ms: float = 40.0  # how long to listen for "may" responses after the "must" ones
+    grace_ms: float = 20.0  # how long to listen for "may" responses after the "must" ones
     must_timeout_ms: float = 6000.0  # a "must" response later than this is a hang
     poll_slice_ms: float = 20.0
 
@@ -175,7 +175,10 @@ class Engine:
         if self.divergence is None:
             self._collect(step, received)
         return StepResult(
-            step=step, command=Tick(ms=0), request_id=None, received=tuple(received),
+            step=step,
+            command=Tick(ms=0),
+            request_id=None,
+            received=tuple(received),
             divergence=self.divergence,
         )
 

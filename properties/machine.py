@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.commands import (
@@ -240,15 +247,9 @@ class GroupMachine(RuleBasedStateMachine):
         return not self.target.in_flight(client)
 
     # ------------------------------------------------------------------ rules
-    @rule(
-        target=clients,
-        session=st.sampled_from(SESSION_TIMEOUTS_MS),
-        rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS),
-        static=st.booleans(),
-        protocols=st.sampled_from(PROTOCOL_SETS),
-    )
-    @precondition(lambda self: len(self.views) < MAX_CLIENTS)
-    def new_client(self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]) -> str:
+    def _add_client(
+        self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]
+    ) -> str:
         name = f"c{len(self.views) + 1}"
         self.views[name] = ClientView(
             client=name,
@@ -259,37 +260,74 @@ class GroupMachine(RuleBasedStateMachine):
         )
         return name
 
+    client_settings = {
+        "session": st.sampled_from(SESSION_TIMEOUTS_MS),
+        "rebalance": st.sampled_from(REBALANCE_TIMEOUTS_MS),
+        "static": st.booleans(),
+        "protocols": st.sampled_from(PROTOCOL_SETS),
+    }
+
+    @initialize(target=clients, **client_settings)
+    def first_client(
+        self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]
+    ) -> str:
+        return self._add_client(session, rebalance, static, protocols)
+
+    @rule(target=clients, **client_settings)
+    @precondition(lambda self: len(self.views) < MAX_CLIENTS)
+    def new_client(self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]) -> str:
+        return self._add_client(session, rebalance, static, protocols)
+
+    def _join_command(self, client: str, version: int, member_id: str) -> JoinGroup:
+        v = self.views[client]
+        return JoinGroup(
+            client=client,
+            member_id=member_id,
+            group_instance_id=v.group_instance_id if version >= 5 else None,
+            session_timeout_ms=v.session_timeout_ms,
+            rebalance_timeout_ms=v.rebalance_timeout_ms,
+            protocols=tuple(
+                Protocol(name=p, metadata=json.dumps({"topics": [self.topic]}))
+                for p in v.protocols
+            ),
+            version=version,
+        )
+
     @rule(client=clients, data=st.data(), fresh=st.booleans())
     def join(self, client: str, data: st.DataObject, fresh: bool) -> None:
         if not self._idle(client):
             return
         v = self.views[client]
         version = self.context.version("JoinGroup", data.draw)
-        instance = v.group_instance_id if version >= 5 else None
         member_id = UNKNOWN_MEMBER_ID if (fresh and v.generation_id < 0) else v.member_id
-        self._run(
-            JoinGroup(
-                client=client,
-                member_id=member_id,
-                group_instance_id=instance,
-                session_timeout_ms=v.session_timeout_ms,
-                rebalance_timeout_ms=v.rebalance_timeout_ms,
-                protocols=tuple(
-                    Protocol(name=p, metadata=json.dumps({"topics": [self.topic]}))
-                    for p in v.protocols
-                ),
-                version=version,
-            )
-        )
+        self._run(self._join_command(client, version, member_id))
+
+    @rule(client=clients, data=st.data())
+    def join_and_sync(self, client: str, data: st.DataObject) -> None:
+        """What a real consumer does to (re)enter the group: JoinGroup (again after
+        MEMBER_ID_REQUIRED), then SyncGroup — each step a recorded command of its own."""
+        version = self.context.version("JoinGroup", data.draw)
+        for _ in range(2):
+            if not self._idle(client):
+                return
+            before = self.views[client].generation_id
+            self._run(self._join_command(client, version, self.views[client].member_id))
+            if self.views[client].generation_id != before or not self._idle(client):
+                break
+        v = self.views[client]
+        if self._idle(client) and v.generation_id >= 0:
+            self._sync(client, version=self.context.version("SyncGroup", data.draw), stale=False)
 
     @rule(client=clients, data=st.data(), stale=st.booleans())
     def sync(self, client: str, data: st.DataObject, stale: bool) -> None:
         if not self._idle(client):
             return
-        v = self.views[client]
-        if v.generation_id < 0 and not stale:
+        if self.views[client].generation_id < 0 and not stale:
             return
-        version = self.context.version("SyncGroup", data.draw)
+        self._sync(client, version=self.context.version("SyncGroup", data.draw), stale=stale)
+
+    def _sync(self, client: str, *, version: int, stale: bool) -> None:
+        v = self.views[client]
         generation = v.generation_id - 1 if stale else v.generation_id
         assignments = assignment_for(v.members, self.topic) if (v.leader and v.members) else ()
         self._run(

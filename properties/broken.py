@@ -1,0 +1,140 @@
+"""Deliberately broken variants of the reference model, for "quality" tests and ``kgc bench check``.
+
+Each variant breaks one rule the way an implementation plausibly gets it wrong, by replacing one
+function of the model for the duration of a ``with`` block. The quality tests run the differential
+suite against a *real broker* with the variant active and require that the suite notices, shrinks
+the failure to a short trace, and that the trace replays to the same failure — proof that the
+suite can fail, and fails for the right reason.
+
+Variants (name: what is broken, which model rule):
+
+* ``generation-not-bumped``: a completed join phase after the first keeps the old generation
+  (``rebalance.complete_join``: ``initNextGeneration`` skipped).
+* ``pending-join-not-alive``: a member whose JoinGroup/SyncGroup is parked is expired at its
+  session deadline anyway (``heartbeat.is_satisfied`` always false).
+* ``stale-generation-wrong-error``: a Heartbeat with a stale generation is answered
+  UNKNOWN_MEMBER_ID instead of ILLEGAL_GENERATION.
+* ``leader-not-rechosen``: when the leader leaves or expires, the group keeps the departed id as
+  its leader (``rebalance.maybe_elect_new_joined_leader``).
+* ``expiry-ignored``: session expiry never removes a member (``heartbeat.fire_member_heartbeat``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from kgc.model import heartbeat, rebalance
+
+
+def _patched(module: Any, name: str, new: Callable[..., Any]) -> Callable[[], None]:
+    """Replace ``module.name`` everywhere in kgc.model that imported that same object."""
+    original = getattr(module, name)
+    touched: list[Any] = []
+    tables: list[tuple[dict[Any, Any], Any]] = []
+    for mod_name, mod in list(sys.modules.items()):
+        if not mod_name.startswith("kgc.model"):
+            continue
+        if getattr(mod, name, None) is original:
+            setattr(mod, name, new)
+            touched.append(mod)
+        for value in list(vars(mod).values()):  # dispatch tables such as group.HANDLERS
+            if isinstance(value, dict):
+                for key, fn in list(value.items()):
+                    if fn is original:
+                        value[key] = new
+                        tables.append((value, key))
+
+    def undo() -> None:
+        for mod in touched:
+            setattr(mod, name, original)
+        for table, key in tables:
+            table[key] = original
+
+    return undo
+
+
+def _generation_not_bumped() -> Callable[[], None]:
+    original = rebalance.complete_join
+
+    def complete_join(tx: Any) -> None:
+        if tx.generation_id >= 1:
+            tx.generation_id -= 1  # the bump inside brings it back: the generation stays
+        original(tx)
+
+    return _patched(rebalance, "complete_join", complete_join)
+
+
+def _pending_join_not_alive() -> Callable[[], None]:
+    return _patched(heartbeat, "is_satisfied", lambda tx, member_id: False)
+
+
+def _stale_generation_wrong_error() -> Callable[[], None]:
+    original = heartbeat.handle_heartbeat
+
+    def handle_heartbeat(tx: Any, request_id: int, cmd: Any) -> None:
+        original(tx, request_id, cmd)
+        tx.outbox = [
+            replace(o, response=replace(o.response, error="UNKNOWN_MEMBER_ID"))
+            if o.request_id == request_id and o.response.error == "ILLEGAL_GENERATION"
+            else o
+            for o in tx.outbox
+        ]
+
+    return _patched(heartbeat, "handle_heartbeat", handle_heartbeat)
+
+
+def _leader_not_rechosen() -> Callable[[], None]:
+    original_remove = rebalance.remove_member
+    original_elect = rebalance.maybe_elect_new_joined_leader
+
+    def remove_member(tx: Any, member_id: str) -> None:
+        leader = tx.leader
+        original_remove(tx, member_id)
+        if leader == (member_id,):
+            tx.leader = leader  # the departed id stays the leader
+
+    def maybe_elect_new_joined_leader(tx: Any) -> bool:
+        if len(tx.leader) == 1 and tx.leader[0] not in tx.members:
+            return any(m.awaiting_join is not None for m in tx.members.values())
+        return bool(original_elect(tx))
+
+    undo_remove = _patched(rebalance, "remove_member", remove_member)
+    undo_elect = _patched(rebalance, "maybe_elect_new_joined_leader", maybe_elect_new_joined_leader)
+
+    def undo() -> None:
+        undo_elect()
+        undo_remove()
+
+    return undo
+
+
+def _expiry_ignored() -> Callable[[], None]:
+    def fire_member_heartbeat(tx: Any, member_id: str) -> None:
+        tx.members[member_id] = replace(tx.members[member_id], heartbeat_deadline_ms=None)
+
+    return _patched(heartbeat, "fire_member_heartbeat", fire_member_heartbeat)
+
+
+VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
+    "generation-not-bumped": _generation_not_bumped,
+    "pending-join-not-alive": _pending_join_not_alive,
+    "stale-generation-wrong-error": _stale_generation_wrong_error,
+    "leader-not-rechosen": _leader_not_rechosen,
+    "expiry-ignored": _expiry_ignored,
+}
+
+
+@contextmanager
+def broken(name: str) -> Iterator[None]:
+    """Run the block with the model variant ``name`` in force."""
+    if name not in VARIANTS:
+        raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+    undo = VARIANTS[name]()
+    try:
+        yield
+    finally:
+        undo()
