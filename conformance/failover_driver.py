@@ -37,6 +37,8 @@ from kgc.conformance.client import (
     ClientError,
     Cluster,
     Connection,
+    create_topics,
+    error_name,
     find_coordinator_result,
 )
 from kgc.conformance.nemesis import Nemesis
@@ -110,6 +112,31 @@ class GroupDriver:
         if self._admin is not None:
             self._admin.close()
             self._admin.poller.close()
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = 3) -> None:
+        """CreateTopics through the controller (a ZooKeeper-mode broker answers NOT_CONTROLLER;
+        KRaft brokers forward), then wait until every partition has a leader."""
+        admin = self.admin
+        admin.refresh_metadata()
+        conn = admin.connection(admin.controller_id)
+        handle = create_topics(conn, [(name, partitions, replication_factor)])
+        admin.poller.wait([handle], 30.0)
+        resp = handle.result()
+        for t in resp.topics:
+            err = error_name(t.error_code)
+            if err not in ("NONE", "TOPIC_ALREADY_EXISTS"):
+                raise ScenarioError(f"CreateTopics {name!r}: {err}")
+        end = time.monotonic() + 30
+        while True:
+            try:
+                leaders = admin.partition_leaders(name)
+                if len(leaders) == partitions and all(n >= 0 for n in leaders.values()):
+                    return
+            except ClientError:
+                pass
+            if time.monotonic() > end:
+                raise ScenarioError(f"topic {name!r} has no leaders after 30 s")
+            time.sleep(0.1)
 
     def coordinator_of(self, client: str) -> int | None:
         c = self._clients.get(client)

@@ -1,6 +1,7 @@
 """Group coordinator failover, live: kill (then, separately, pause) the broker coordinating a Stable
-group in the middle of a run; the members rediscover the coordinator, and everything they saw is
-checked against :class:`kgc.model.failover.FailoverModel`.
+group in the middle of a run, on KRaft (Kafka 4.x) and ZooKeeper (Kafka 3.9) clusters; the members
+rediscover the coordinator, and everything they saw is checked against
+:class:`kgc.model.failover.FailoverModel`.
 
 The history (requests, answers, the nemesis action) is folded by the same checker the differential
 engine uses. A deliberately broken model that forgets the persisted generation on load is folded
@@ -9,6 +10,8 @@ over the *same* history and must diverge — the real broker's answers catch it.
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +25,7 @@ from kgc.model.failover import (
     GroupRecord,
     LoadedGroup,
 )
+from kgc.properties import traces
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
@@ -65,7 +69,7 @@ def run_failover(
     """The scenario; returns the recorded history and the member-id map it used."""
     driver = GroupDriver(cluster.bootstrap_servers, group_id, nemesis=nemesis, log=say)
     try:
-        driver.admin.create_topic(topic, partitions=1, replication_factor=3)
+        driver.create_topic(topic, partitions=1, replication_factor=3)
         record = driver.form_group(["c1", "c2"])
         gen = record.generation_id
         coordinator = driver.coordinator_of("c1")
@@ -137,24 +141,52 @@ def run_failover(
 
 
 @pytest.mark.parametrize("action", ["kill", "pause"])
+@pytest.mark.parametrize("mode", ["kraft", "zookeeper"])
 def test_coordinator_failover_keeps_generation_members_and_offsets(
-    kraft3: Any, kraft_nemesis: Any, kgc_group_id: str, kgc_topic: str, action: str, say: Any
+    request: pytest.FixtureRequest,
+    mode: str,
+    action: str,
+    kgc_group_id: str,
+    kgc_topic: str,
+    say: Any,
 ) -> None:
-    run_failover(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, action, say)
+    # KRaft: Kafka 4.x's group coordinator (group-coordinator module); ZooKeeper: Kafka 3.9's
+    # Scala GroupCoordinator. The same rules hold for both.
+    cluster = request.getfixturevalue("kraft3" if mode == "kraft" else "zk3")
+    nemesis = request.getfixturevalue("kraft_nemesis" if mode == "kraft" else "zk_nemesis")
+    run_failover(cluster, nemesis, kgc_group_id, kgc_topic, action, say)
 
 
 def test_failover_trace_replays_with_the_same_faults_at_the_same_steps(
-    kraft3: Any, kraft_nemesis: Any, kgc_group_id: str, kgc_topic: str, say: Any
+    kraft3: Any,
+    kraft_nemesis: Any,
+    kgc_group_id: str,
+    kgc_topic: str,
+    say: Any,
+    tmp_path: Path,
 ) -> None:
     events, ids = run_failover(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "pause", say)
-    recorded = fault_steps(events)
+    manifest = traces.new_manifest(
+        target=kraft3.describe(),
+        group_id=kgc_group_id,
+        seed=None,
+        profile="faults",
+        scenario="coordinator-failover-pause",
+        model={"name": "FailoverModel"},
+        checker=dataclasses.asdict(CHECKER),
+    )
+    saved = traces.save(traces.Trace(manifest=manifest, events=events), tmp_path / "failover.json")
+    loaded = traces.load(saved)
+    recorded = fault_steps(loaded.events)
+    assert recorded == fault_steps(events)
     assert [a for _, a, _ in recorded] == ["pause", "resume"]
     # replay on the same group with the same members (the recording's id map)
     driver = GroupDriver(
         kraft3.bootstrap_servers, kgc_group_id, nemesis=kraft_nemesis, ids=ids, log=say
     )
     try:
-        replayed = driver.replay(events)
+        replayed = driver.replay(loaded.events)
     finally:
         driver.close()
+    say(f"recorded faults {recorded}; replayed {fault_steps(replayed)}")
     assert fault_steps(replayed) == recorded
