@@ -192,7 +192,7 @@ def _stop_all_live() -> None:
         instances = list(_live)
     for inst in instances:
         with contextlib.suppress(Exception):
-            inst.stop()
+            inst._stop(False, 0, train=False)  # exiting: no time to write a class archive
 
 
 def _chain_handler(signum: int) -> None:
@@ -489,52 +489,58 @@ class EmbeddedKafka:
                 _install_hooks()
                 with _live_lock:  # from now on exit and signal handlers stop it
                     _live.add(self)
-            self._prepare_workdir()
-            deadline = t0 + timeout_s
-            for attempt in range(_PORT_ATTEMPTS):
-                try:
-                    self._launch(deadline)
-                    break
-                except _PortClash as clash:
-                    # Someone took a port between our check and the JVM's bind. A port the user
-                    # chose is their error; one kgc chose is retried with fresh ports.
-                    self._kill_all()
-                    user_port = clash.port in (self._requested_ports or [])
-                    if user_port or attempt == _PORT_ATTEMPTS - 1:
-                        raise PortInUse(
-                            f"port {clash.port or '?'} on {HOST} is already in use; pick "
-                            "another --port or omit it to let kgc choose free ports"
-                        ) from None
-                    self._reset_dirs()
-                except BaseException:
-                    self._kill_all()
-                    self._cleanup_workdir()
-                    with _live_lock:
-                        _live.discard(self)
-                    raise
-            if warm_up:
-                try:
-                    self._warm_up(deadline)
-                except BaseException:
-                    self._kill_all()
-                    self._cleanup_workdir()
-                    with _live_lock:
-                        _live.discard(self)
-                    raise
+            try:
+                self._prepare_workdir()
+                self._launch_with_port_retries(t0 + timeout_s)
+                if warm_up:
+                    self._warm_up(t0 + timeout_s)
+            except BaseException:
+                self._abort_start()
+                raise
             self._started = True
             self.start_s = time.monotonic() - t0
             if self._detached:
                 self._write_state()
             return self
 
+    def _launch_with_port_retries(self, deadline: float) -> None:
+        for attempt in range(_PORT_ATTEMPTS):
+            try:
+                self._launch(deadline)
+                return
+            except _PortClash as clash:
+                # Someone took a port between our check and the JVM's bind. A port the user
+                # chose is their error; one kgc chose is retried with fresh ports.
+                self._kill_all()
+                user_port = clash.port in (self._requested_ports or [])
+                if user_port or attempt == _PORT_ATTEMPTS - 1:
+                    raise PortInUse(
+                        f"port {clash.port or '?'} on {HOST} is already in use; pick "
+                        "another --port or omit it to let kgc choose free ports"
+                    ) from None
+                self._reset_dirs()
+
+    def _abort_start(self) -> None:
+        self._kill_all()
+        self._cds_trainer = None
+        self._cds.finish_training(False)
+        self._cleanup_workdir()
+        with _live_lock:
+            _live.discard(self)
+
     def stop(self, graceful: bool = False, timeout_s: float = 15) -> None:
         """Stop every JVM (SIGKILL, or SIGTERM first if ``graceful``) and remove a temp workdir."""
+        self._stop(graceful, timeout_s, train=True)
+
+    def _stop(self, graceful: bool, timeout_s: float, *, train: bool) -> None:
         with self._lock:
             with _live_lock:
                 _live.discard(self)
             nodes = list(self._nodes.values())
             trainer, self._cds_trainer = self._cds_trainer, None
-            if trainer is not None and trainer.running() and not trainer.paused:
+            if trainer is not None and not (train and trainer.running() and not trainer.paused):
+                self._cds.finish_training(False)
+            elif trainer is not None:
                 self._signal(trainer, signal.SIGTERM)  # the JVM writes its class archive on exit
                 assert trainer.proc is not None
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -565,6 +571,9 @@ class EmbeddedKafka:
             self._signal(node, signal.SIGKILL)
             if node.proc is not None:
                 node.proc.wait()
+            if node is self._cds_trainer:  # a killed JVM writes no class archive
+                self._cds_trainer = None
+                self._cds.finish_training(False)
             node.paused = False
 
     def pause(self, node_id: int) -> None:
