@@ -85,6 +85,27 @@ TIMER_NAMES = {
 Timer = tuple[float, int, str]
 
 
+def _coordinator_timer(state: GroupState) -> Timer | None:
+    """The earliest of the coordinator's own timers (everything but a deferred request)."""
+    best: Timer | None = None
+    if state.join_timer is not None:
+        best = (state.join_timer.deadline_ms, JOIN, "")
+    for m in state.members:
+        if m.heartbeat_deadline_ms is not None:
+            t: Timer = (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
+            if best is None or t < best:
+                best = t
+    for p in state.pending_members:
+        t = (p.deadline_ms, PENDING, p.member_id)
+        if best is None or t < best:
+            best = t
+    if state.sync_timer is not None:
+        t = (state.sync_timer.deadline_ms, SYNC, "")
+        if best is None or t < best:
+            best = t
+    return best
+
+
 class ClassicGroupModel:
     """The reference model of one classic consumer group (``Model[GroupState]``)."""
 
@@ -188,26 +209,16 @@ class ClassicGroupModel:
 
     def next_timer(self, state: GroupState) -> Timer | None:
         """The timer that fires next: (deadline, kind, key)."""
-        best: Timer | None = None
+        cached = state._next_timer
+        if cached == ():
+            best = _coordinator_timer(state)
+            object.__setattr__(state, "_next_timer", best)  # a cache, not state
+        else:
+            best = cached  # type: ignore[assignment]
         if state.deferred is not None:
-            best = (state.deferred.at_ms + self.config.reorder_window_ms, DEFERRED, "")
-        if state.join_timer is not None:
-            t: Timer = (state.join_timer.deadline_ms, JOIN, "")
-            if best is None or t < best:
-                best = t
-        for m in state.members:
-            if m.heartbeat_deadline_ms is not None:
-                t = (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
-                if best is None or t < best:
-                    best = t
-        for p in state.pending_members:
-            t = (p.deadline_ms, PENDING, p.member_id)
-            if best is None or t < best:
-                best = t
-        if state.sync_timer is not None:
-            t = (state.sync_timer.deadline_ms, SYNC, "")
-            if best is None or t < best:
-                best = t
+            d: Timer = (state.deferred.at_ms + self.config.reorder_window_ms, DEFERRED, "")
+            if best is None or d < best:
+                return d
         return best
 
     def fire(self, state: GroupState, timer: Timer) -> list[GroupState]:

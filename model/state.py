@@ -171,6 +171,10 @@ class GroupState:
     deferred: Deferred | None = None
     now_ms: float = 0.0
     _hash: int = field(default=0, init=False, compare=False, repr=False)
+    # the earliest coordinator timer (deadline, kind, key), computed once; () = not computed yet
+    _next_timer: tuple[float, int, str] | tuple[()] | None = field(
+        default=(), init=False, compare=False, repr=False
+    )
 
     def __hash__(self) -> int:
         h = self._hash
@@ -236,6 +240,7 @@ def with_outbox(state: GroupState, outbox: tuple[Outgoing, ...]) -> GroupState:
         object.__setattr__(new, name, getattr(state, name))
     object.__setattr__(new, "outbox", outbox)
     object.__setattr__(new, "_hash", 0)
+    object.__setattr__(new, "_next_timer", state._next_timer)  # the timers did not change
     return new
 
 
