@@ -743,6 +743,7 @@ class EmbeddedKafka:
             *cds,
             f"-Dkgc.instance={self._name}",
             f"-Dkgc.owner={0 if self._detached else os.getpid()}",
+            *([f"-Dkgc.state={state_dir() / self._name}.json"] if self._detached else []),
             f"-Dkafka.logs.dir={node_dir}",
             log_flag,
             "-cp",
@@ -1147,6 +1148,13 @@ def iter_kgc_jvms() -> Iterator[dict[str, Any]]:
         if instance is None:
             continue
         owner = next((a.split("=", 1)[1] for a in args if a.startswith("-Dkgc.owner=")), "0")
+        state = next((a.split("=", 1)[1] for a in args if a.startswith("-Dkgc.state=")), None)
         main = next((a for a in args if a in ("kafka.Kafka", "kafka.tools.StorageTool")), None)
         main = main or next((a for a in args if "QuorumPeerMain" in a), "?")
-        yield {"pid": int(entry.name), "instance": instance, "owner": int(owner), "main": main}
+        yield {
+            "pid": int(entry.name),
+            "instance": instance,
+            "owner": int(owner) if owner.isdigit() else 0,
+            "state_file": state,
+            "main": main,
+        }

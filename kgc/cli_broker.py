@@ -46,14 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "fetch", help="download a Kafka version's jars into kgc's cache; print the jar folder"
     )
     fetch.add_argument(
-        "--kafka-version",
-        action="append",
-        default=None,
-        help="Apache Kafka version (repeatable; default 4.3.1 and 3.9.2)",
+        "versions", nargs="*", metavar="VERSION", help="Apache Kafka versions (default 4.3.1 3.9.2)"
+    )
+    fetch.add_argument(
+        "--kafka-version", action="append", default=[], help="same as VERSION (repeatable)"
     )
 
     status = sub.add_parser("status", help="list running kgc brokers")
     status.add_argument("--json", action="store_true", help="print one JSON object")
+    status.add_argument(
+        "--strays",
+        action="store_true",
+        help="list only kgc JVMs nobody will stop (owner gone, no state file); exit 1 if any",
+    )
 
     stop = sub.add_parser("stop", help="stop a detached broker")
     which = stop.add_mutually_exclusive_group()
@@ -135,7 +140,8 @@ def _fetch(args: argparse.Namespace) -> int:
     )
 
     find_java()
-    for version in args.kafka_version or [DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION]:
+    versions = [*args.versions, *args.kafka_version]
+    for version in versions or [DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION]:
         print(resolve_kafka(version))
     return 0
 
@@ -145,6 +151,16 @@ def _status(args: argparse.Namespace) -> int:
 
     brokers = runstate.list_detached()
     strays = runstate.strays()
+    if args.strays:
+        orphans = [s for s in strays if not s["owner_alive"]]
+        for s in orphans:
+            print(
+                f"orphaned JVM pid {s['pid']} instance={s['instance']} {s['main']}: "
+                "no owner or state file ('kgc broker stop --all' kills it)"
+            )
+        if not orphans:
+            print("no stray kgc JVMs")
+        return 1 if orphans else 0
     if args.json:
         json.dump(
             {
@@ -180,7 +196,12 @@ def _status(args: argparse.Namespace) -> int:
             f"{b.bootstrap_servers} {health} pids={','.join(map(str, b.alive_pids)) or '-'}"
         )
     for s in strays:
-        if s["owner_alive"]:
+        if s["owner_alive"] and s["owner"] == 0:
+            print(
+                f"detached JVM pid {s['pid']} instance={s['instance']} {s['main']}: "
+                f"recorded in {s['state_file']} (another KGC_STATE_DIR)"
+            )
+        elif s["owner_alive"]:
             print(
                 f"attached JVM pid {s['pid']} instance={s['instance']} {s['main']}: "
                 f"owned by running pid {s['owner']} (stops with it)"

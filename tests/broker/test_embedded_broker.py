@@ -399,6 +399,12 @@ def test_cli_start_returns_with_the_broker_running_then_stop_removes_it(tmp_path
         assert len(mine) == 1 and mine[0]["bootstrap_servers"] == lines[0]
         pids = mine[0]["alive_pids"]
         assert pids and not mine[0]["dead_pids"]
+        # seen from another state dir, the JVMs are not strays: their state file still exists
+        elsewhere = dict(env, KGC_STATE_DIR=str(tmp_path / "other"))
+        strays = subprocess.run(
+            [*cli, "status", "--strays"], capture_output=True, text=True, env=elsewhere
+        )
+        assert not any(f"pid {p} " in strays.stdout for p in pids), strays.stdout
     finally:
         stopped = subprocess.run(
             [*cli, "stop", "--name", name], capture_output=True, text=True, env=env, timeout=60
