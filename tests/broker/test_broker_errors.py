@@ -81,7 +81,7 @@ def test_malformed_version(env: dict[str, str]) -> None:
 
 
 def test_no_java_on_path(env: dict[str, str], tmp_path: Path) -> None:
-    env["PATH"] = bin_dir_with(tmp_path, "mvn")
+    env["PATH"] = bin_dir_with(tmp_path)  # nothing on PATH: no java (and no mvn)
     env.pop("JAVA_HOME", None)
     line = one_line_error(kgc("broker", "start", env=env))
     assert "java not found" in line and "JDK" in line
