@@ -8,13 +8,16 @@ then the timed part feeds that history through ``Checker`` (default tolerance wi
 near a deadline branch) on one core. A *step* is one history event folded by the checker.
 
 Keys: ``steps_per_s`` (events per CPU second of the checker on one core), ``steps_per_wall_s``,
-``steps``, ``commands``, ``check_cpu_s``, ``check_wall_s``, ``states_max`` / ``states_mean`` (size of the checker's state set after each event),
-``profile``, ``seed``, ``target_steps_per_s``.
+``steps``, ``commands``, ``check_cpu_s``, ``check_wall_s``, ``states_max`` / ``states_mean``
+(size of the checker's state set after each event), ``profile``, ``seed``,
+``target_steps_per_s``, ``load_avg_1m`` and ``cpus`` (how busy the machine was: on a shared
+2-core box under load the same code runs several times slower).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -187,4 +190,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "states_max": max(sizes),
         "states_mean": round(sum(sizes) / len(sizes), 3),
         "target_steps_per_s": TARGET_STEPS_PER_S,
+        # the machine is shared: the 1-minute load average says how contended the run was
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
     }
