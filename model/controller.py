@@ -361,6 +361,9 @@ class LivenessConfig:
 
     session_timeout_ms: float  # broker.session.timeout.ms
     heartbeat_interval_ms: float  # broker.heartbeat.interval.ms
+    # the broker sends its next heartbeat one interval after the previous *answer*, so on a slow
+    # machine the gap between heartbeats is the interval plus a round trip: allow this much more
+    heartbeat_slack_ms: float = 0.0
     fence_check_factor: float = 1.125  # QuorumController.maybeFenceStaleBrokerPeriodNs: session/8
     propagation_ms: float = 1500.0
     unfence_ms: float = 6000.0
@@ -384,7 +387,8 @@ def allowed_fenced(
 
     The broker starts unfenced and heartbeating. For each stretch in which it is stopped (paused
     or killed, from ``s`` until it runs again at ``r``): its last heartbeat was at most one
-    interval before ``s``, so fencing cannot land before ``s - interval + session``; it must have
+    interval (plus ``heartbeat_slack_ms``) before ``s``, so fencing cannot land before
+    ``s - interval - slack + session``; it must have
     landed (and propagated) by ``s + fence_check_factor × session + propagation`` — or that long
     after a controller activation inside the stretch, whichever is later — if the broker is still
     stopped then. Once it runs again its next heartbeat comes within one interval (so a stretch
@@ -415,8 +419,9 @@ def allowed_fenced(
 
     possible = False
     for s, r, hi in stretches:
-        lo = s - c.heartbeat_interval_ms + c.session_timeout_ms - c.early_ms
-        if r + c.heartbeat_interval_ms < lo:
+        gap = c.heartbeat_interval_ms + c.heartbeat_slack_ms
+        lo = s - gap + c.session_timeout_ms - c.early_ms
+        if r + gap < lo:
             continue  # back before its session could lapse
         if hi <= at_ms < r:
             return frozenset({True})

@@ -257,6 +257,20 @@ def test_short_pause_cannot_fence() -> None:
     assert all(allowed_fenced(ev, t, CFG) == {False} for t in range(0, 10_000, 250))
 
 
+def test_heartbeat_slack_widens_the_early_side() -> None:
+    # heartbeats 500 ms apart plus up to 1 s of round trip: the last one may be 1.5 s old
+    slow = LivenessConfig(
+        session_timeout_ms=3000,
+        heartbeat_interval_ms=500,
+        heartbeat_slack_ms=1000,
+        propagation_ms=500,
+        unfence_ms=4000,
+    )
+    ev = [LivenessEvent(at_ms=1000, action="pause")]
+    assert allowed_fenced(ev, 2400, slow) == {False}
+    assert allowed_fenced(ev, 2500, slow) == {False, True}
+
+
 def test_controller_failover_restarts_the_session_clock() -> None:
     ev = [
         LivenessEvent(at_ms=1000, action="pause"),
