@@ -11,6 +11,8 @@ from kgc.model.profiles import (
     PROFILES,
     GroupConfig,
     Profile,
+    config_from_json,
+    config_to_json,
     profile_for_version,
 )
 from kgc.model.state import GroupState, state_from_json, state_to_json
@@ -23,6 +25,8 @@ __all__ = [
     "GroupConfig",
     "GroupState",
     "Profile",
+    "config_from_json",
+    "config_to_json",
     "profile_for_version",
     "state_from_json",
     "state_to_json",

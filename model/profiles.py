@@ -235,3 +235,55 @@ class GroupConfig:
                 "offsets_partition_leaders needs one leader per __consumer_offsets partition "
                 f"({self.offsets_topic_num_partitions}), got {len(self.offsets_partition_leaders)}"
             )
+
+
+_CONFIG_FIELDS = (
+    "group_id",
+    "group_min_session_timeout_ms",
+    "group_max_session_timeout_ms",
+    "group_initial_rebalance_delay_ms",
+    "group_max_size",
+    "offsets_topic_num_partitions",
+    "offset_metadata_max_bytes",
+    "new_member_join_timeout_ms",
+    "topics",
+    "offsets_partition_leaders",
+    "node_ids",
+    "reorder_window_ms",
+)
+
+
+def config_to_json(config: GroupConfig) -> dict[str, object]:
+    """A trace manifest's model section: the profile by name plus every setting."""
+    out: dict[str, object] = {"profile": config.profile.name}
+    for name in _CONFIG_FIELDS:
+        value = getattr(config, name)
+        if isinstance(value, tuple):
+            value = [list(v) if isinstance(v, tuple) else v for v in value]
+        out[name] = value
+    return out
+
+
+def config_from_json(obj: object) -> GroupConfig:
+    """Inverse of :func:`config_to_json`; raises ``ValueError`` naming the bad field."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"model config: expected a JSON object, got {type(obj).__name__}")
+    unknown = set(obj) - {"profile", *_CONFIG_FIELDS}
+    if unknown:
+        raise ValueError(f"model config: unknown field(s) {sorted(unknown)}")
+    name = obj.get("profile", KAFKA_4_X.name)
+    if name not in PROFILES:
+        raise ValueError(
+            f"model config: field 'profile': unknown profile {name!r}; use {sorted(PROFILES)}"
+        )
+    kwargs: dict[str, object] = {}
+    for key in _CONFIG_FIELDS:
+        if key not in obj:
+            continue
+        value = obj[key]
+        if key == "topics" and value is not None:
+            value = tuple((str(t[0]), int(t[1])) for t in value)
+        elif key in ("offsets_partition_leaders", "node_ids") and value is not None:
+            value = tuple(int(v) for v in value)
+        kwargs[key] = value
+    return GroupConfig(profile=PROFILES[name], **kwargs)  # type: ignore[arg-type]

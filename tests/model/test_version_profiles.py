@@ -160,3 +160,18 @@ def test_inconsistent_protocol_for_a_single_member_changing_protocols() -> None:
         stable_group(sim, "c1")
         r = sim.send(join("c1", "c1-1", version=3, protocols=(Protocol(name="sticky"),)))
         assert sim.take(r).error == "INCONSISTENT_GROUP_PROTOCOL"
+
+
+def test_config_round_trips_through_json() -> None:
+    import json
+
+    from kgc.model.profiles import GroupConfig, config_from_json, config_to_json
+
+    c = GroupConfig(
+        profile=KAFKA_3_9, group_min_session_timeout_ms=500, topics=(("t", 3),), node_ids=(1,)
+    )
+    assert config_from_json(json.loads(json.dumps(config_to_json(c)))) == c
+    with pytest.raises(ValueError, match="unknown profile"):
+        config_from_json({"profile": "kafka-2.8"})
+    with pytest.raises(ValueError, match="unknown field"):
+        config_from_json({"group_min_session_ms": 1})
