@@ -1,12 +1,13 @@
 """``kgc audit``: check a cluster's ``__consumer_offsets`` group history, group by group, on Spark.
 
 Records of ``__consumer_offsets`` (the classic coordinator's log) are decoded with kafka-python's
-message framework from Kafka's own JSON schemas — ``GroupMetadataKey``/``GroupMetadataValue`` and
-``OffsetCommitKey``/``OffsetCommitValue`` in ``group-coordinator/src/main/resources/common/message/``
-— loaded at run time from the genuine ``kafka-group-coordinator`` jar (Maven Central, the same
-cache the embedded broker uses). A record is an int16 key version (the record type: 0/1 offset
-commit, 2 group metadata; higher ones belong to KIP-848 groups and are only counted), the key, then
-an int16 value version and the value; a null value is a tombstone.
+message framework from Kafka's own JSON schemas — ``GroupMetadataKey``/``GroupMetadataValue``
+and ``OffsetCommitKey``/``OffsetCommitValue`` in
+``group-coordinator/src/main/resources/common/message/`` — loaded at run time from the genuine
+``kafka-group-coordinator`` jar (Maven Central, the same cache the embedded broker uses). A record
+is an int16 key version (the record type: 0/1 offset commit, 2 group metadata; higher ones belong
+to KIP-848 groups and are only counted), the key, then an int16 value version and the value; a
+null value is a tombstone.
 
 Per group, in log order (a group's records all live in one partition), the fold checks:
 
@@ -66,7 +67,9 @@ def schema_jar(kafka_version: str | None = None) -> str:
     libs = resolve_kafka(kafka_version or DEFAULT_KAFKA_VERSION)
     jars = sorted(Path(libs).glob("kafka-group-coordinator-[0-9]*.jar"))
     if not jars:
-        raise AuditError(f"no kafka-group-coordinator jar in {libs}; re-fetch with kgc broker fetch")
+        raise AuditError(
+            f"no kafka-group-coordinator jar in {libs}; re-fetch with kgc broker fetch"
+        )
     return str(jars[0])
 
 
@@ -178,7 +181,9 @@ def encode_consumer_assignment(partitions: Mapping[str, Sequence[int]], version:
     from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as A
 
     tps = [A.TopicPartition(topic=t, partitions=list(ps)) for t, ps in sorted(partitions.items())]
-    return bytes(A(version=version, assigned_partitions=tps, user_data=None).encode(version=version))
+    return bytes(
+        A(version=version, assigned_partitions=tps, user_data=None).encode(version=version)
+    )
 
 
 def decode_assignment(data: bytes | None) -> list[tuple[str, int]] | None:
@@ -321,11 +326,19 @@ def audit_group(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         generations.append(gen)
         if prev is not None:
             if gen < prev["generation"]:
-                flag(r, "generation_order", f"generation went backwards: {prev['generation']} "
-                     f"(offset {prev['offset']}) then {gen}")  # fmt: skip
+                flag(
+                    r,
+                    "generation_order",
+                    f"generation went backwards: {prev['generation']} "
+                    f"(offset {prev['offset']}) then {gen}",
+                )
             elif gen == prev["generation"] and not _static_replacement(prev, r):
-                flag(r, "generation_order", f"generation {gen} written again (offset "
-                     f"{prev['offset']}) with a different group and no static member replaced")  # fmt: skip
+                flag(
+                    r,
+                    "generation_order",
+                    f"generation {gen} written again (offset "
+                    f"{prev['offset']}) with a different group and no static member replaced",
+                )
         members = r.get("members") or []
         ids = [m["member_id"] for m in members]
         leader = r.get("leader")
@@ -342,8 +355,12 @@ def audit_group(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 for tp in m["assignment"]:
                     key = (tp["topic"], tp["partition"])
                     if key in owner and owner[key] != m["member_id"]:
-                        flag(r, "assignments_disjoint", f"{key[0]}-{key[1]} assigned to both "
-                             f"{owner[key]!r} and {m['member_id']!r}")  # fmt: skip
+                        flag(
+                            r,
+                            "assignments_disjoint",
+                            f"{key[0]}-{key[1]} assigned to both "
+                            f"{owner[key]!r} and {m['member_id']!r}",
+                        )
                     owner.setdefault(key, m["member_id"])
         prev = r
     return {
@@ -505,12 +522,19 @@ def read_cluster(spark: Any, bootstrap: str, topic: str = TOPIC) -> Any:
     """Records of ``topic`` from a running cluster: one Spark task per partition."""
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="kgc-audit", group_id=None,
-                             enable_auto_commit=False, request_timeout_ms=30000)  # fmt: skip
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        client_id="kgc-audit",
+        group_id=None,
+        enable_auto_commit=False,
+        request_timeout_ms=30000,
+    )
     try:
         parts = consumer.partitions_for_topic(topic)
         if not parts:
-            raise AuditError(f"{bootstrap} has no {topic} topic (no group ever committed anything?)")
+            raise AuditError(
+                f"{bootstrap} has no {topic} topic (no group ever committed anything?)"
+            )
         tps = [TopicPartition(topic, p) for p in sorted(parts)]
         start, end = consumer.beginning_offsets(tps), consumer.end_offsets(tps)
     finally:
@@ -519,7 +543,9 @@ def read_cluster(spark: Any, bootstrap: str, topic: str = TOPIC) -> Any:
     schemas = _schemas()
     if not jobs:
         return spark.createDataFrame([], schemas["raw"])
-    ranges = spark.createDataFrame(jobs, "partition int, start long, end long").repartition(len(jobs))
+    ranges = spark.createDataFrame(jobs, "partition int, start long, end long").repartition(
+        len(jobs)
+    )
     return ranges.mapInArrow(_fetch_partitions(bootstrap, topic), schemas["raw"])
 
 
@@ -530,9 +556,12 @@ def read_dump(spark: Any, path: str) -> Any:
         raise AuditError(f"no such dump file: {path}")
     d = spark.read.schema(_schemas()["dump"]).option("mode", "FAILFAST").json(path)
     return d.select(
-        "partition", "offset", "timestamp",
-        F.unbase64("key").alias("key"), F.unbase64("value").alias("value"),
-    )  # fmt: skip
+        "partition",
+        "offset",
+        "timestamp",
+        F.unbase64("key").alias("key"),
+        F.unbase64("value").alias("value"),
+    )
 
 
 def write_dump(raw: Any, path: str) -> int:
@@ -544,8 +573,12 @@ def write_dump(raw: Any, path: str) -> int:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for r in raw.orderBy("partition", "offset").toLocalIterator():
-                f.write(json.dumps(dump_line(r["partition"], r["offset"], r["timestamp"],
-                                             r["key"], r["value"])) + "\n")  # fmt: skip
+                f.write(
+                    json.dumps(
+                        dump_line(r["partition"], r["offset"], r["timestamp"], r["key"], r["value"])
+                    )
+                    + "\n"
+                )
                 n += 1
         os.replace(tmp, target)
     except BaseException:
@@ -554,11 +587,17 @@ def write_dump(raw: Any, path: str) -> int:
     return n
 
 
-def dump_line(partition: int, offset: int, timestamp: int | None, key: bytes | None,
-              value: bytes | None) -> dict[str, Any]:  # fmt: skip
+def dump_line(
+    partition: int, offset: int, timestamp: int | None, key: bytes | None, value: bytes | None
+) -> dict[str, Any]:
     b64 = lambda b: None if b is None else base64.b64encode(bytes(b)).decode("ascii")  # noqa: E731
-    return {"partition": partition, "offset": offset, "timestamp": timestamp,
-            "key": b64(key), "value": b64(value)}  # fmt: skip
+    return {
+        "partition": partition,
+        "offset": offset,
+        "timestamp": timestamp,
+        "key": b64(key),
+        "value": b64(value),
+    }
 
 
 def _decode_batches(jar: str) -> Any:
@@ -594,10 +633,7 @@ def audit(spark: Any, raw: Any, jar: str, *, group_prefix: str | None = None) ->
     schemas = _schemas()
     decoded = raw.mapInArrow(_decode_batches(jar), schemas["decoded"]).persist()
     try:
-        by_record = {
-            r["record"]: r["count"]
-            for r in decoded.groupBy("record").count().collect()
-        }
+        by_record = {r["record"]: r["count"] for r in decoded.groupBy("record").count().collect()}
         errors = [
             r.asDict()
             for r in decoded.where(F.col("decode_error").isNotNull())
@@ -638,8 +674,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-dump", default=None, help="also write the records read to this file")
     p.add_argument("--group-prefix", default=None, help="audit only groups with this prefix")
     p.add_argument("--out", default=None, help="write audit.json into this folder")
-    p.add_argument("--schemas-from", default=None, metavar="KAFKA_VERSION",
-                   help="Kafka release whose record schemas to use (default: kgc's default)")  # fmt: skip
+    p.add_argument(
+        "--schemas-from",
+        default=None,
+        metavar="KAFKA_VERSION",
+        help="Kafka release whose record schemas to use (default: kgc's default)",
+    )
     p.add_argument("--master", default=None, help="Spark master URL (default local[*])")
 
 
@@ -649,7 +689,11 @@ def run_args(args: argparse.Namespace) -> int:
     jar = schema_jar(args.schemas_from)
     spark = ks.session(app_name="kgc-audit", master=args.master)
     try:
-        raw = read_cluster(spark, args.bootstrap_server) if args.bootstrap_server else read_dump(spark, args.dump)
+        raw = (
+            read_cluster(spark, args.bootstrap_server)
+            if args.bootstrap_server
+            else read_dump(spark, args.dump)
+        )
         if args.save_dump:
             n = write_dump(raw, args.save_dump)
             print(f"kgc audit: wrote {n} records to {args.save_dump}", file=sys.stderr)

@@ -51,10 +51,9 @@ def _session(master: str) -> Any:
 
 def replicate(spark: Any, pool_dir: str, n: int, distinct: int, out_dir: str) -> None:
     """Copies of the pool under new seeds ``seed + k * distinct`` until ``n`` traces."""
-    from pyspark.sql import functions as F
-
     from kgc.pipeline.convert import read_traces
     from kgc.pipeline.schema import PARTITION_COLUMNS, TRACE
+    from pyspark.sql import functions as F
 
     copies = math.ceil(n / distinct)
     pool = read_traces(spark, pool_dir)
@@ -79,26 +78,24 @@ def replicate(spark: Any, pool_dir: str, n: int, distinct: int, out_dir: str) ->
         .withColumn("seed", new_seed)
         .select(*TRACE.fieldNames())
     )
-    out.write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).parquet(str(Path(out_dir) / "traces"))
+    out.write.mode("overwrite").partitionBy(*PARTITION_COLUMNS).parquet(
+        str(Path(out_dir) / "traces")
+    )
 
 
-def recheck_job(spark: Any, corpus_dir: str, limit: int | None = None) -> tuple[float, dict[str, int], int]:
+def recheck_job(
+    spark: Any, corpus_dir: str, limit: int | None = None
+) -> tuple[float, dict[str, int], int]:
     """(seconds, verdict counts, disagreements with the recorded verdict) for one re-check."""
-    from pyspark.sql import functions as F
-
     from kgc.pipeline.convert import read_traces
     from kgc.pipeline.recheck import facts
+    from pyspark.sql import functions as F
 
     traces = read_traces(spark, corpus_dir)
     if limit is not None:
         traces = traces.where(F.col("seed") < limit)
     t = time.monotonic()
-    rows = (
-        facts(traces)
-        .groupBy("recheck_verdict", "agrees_with_recorded")
-        .count()
-        .collect()
-    )
+    rows = facts(traces).groupBy("recheck_verdict", "agrees_with_recorded").count().collect()
     seconds = time.monotonic() - t
     counts: dict[str, int] = {}
     disagree = 0

@@ -1,4 +1,5 @@
-"""Trace corpora (JSONL / JSON, trace format v1) to Parquet with the explicit schema of ``schema.py``.
+"""Trace corpora (JSONL / JSON, trace format v1) to Parquet, with the explicit schema of
+``schema.py``.
 
 Input is any mix of files and directories (searched recursively for ``*.jsonl`` and ``*.json``).
 A ``.jsonl`` file holds one or more traces back to back: a ``manifest`` line opens a trace, event
@@ -58,8 +59,13 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "..."
 
 
-def _problem(source: str, line: int | None, message: str, excerpt: str | None = None,
-             trace_id: str | None = None) -> dict[str, Any]:
+def _problem(
+    source: str,
+    line: int | None,
+    message: str,
+    excerpt: str | None = None,
+    trace_id: str | None = None,
+) -> dict[str, Any]:
     return {
         "source_file": source,
         "line": line,
@@ -200,7 +206,9 @@ def _trace_row(t: _OpenTrace, result: dict[str, Any] | None) -> dict[str, Any]:
         "divergence_step": _int(div.get("step")),
         "divergence_reason": _str(div.get("reason")),
         "divergence_allowed": [str(a) for a in allowed] if isinstance(allowed, list) else None,
-        "divergence_observed_json": None if observed is None else json.dumps(observed, sort_keys=True),
+        "divergence_observed_json": None
+        if observed is None
+        else json.dumps(observed, sort_keys=True),
         "events": t.events,
         "implementation": target["implementation"],
         "version": target["version"],
@@ -217,19 +225,25 @@ def parse_lines(source: str, lines: Iterable[str]) -> Iterator[tuple[str, dict[s
         if orphans:
             first, last = orphans[0], orphans[-1]
             span = f"line {first}" if first == last else f"lines {first}-{last}"
-            yield "problem", _problem(
-                source, first, f"{len(orphans)} event line(s) ({span}) skipped: {orphan_reason}"
+            yield (
+                "problem",
+                _problem(
+                    source, first, f"{len(orphans)} event line(s) ({span}) skipped: {orphan_reason}"
+                ),
             )
             orphans.clear()
 
     def close(result: dict[str, Any] | None) -> Iterator[tuple[str, dict[str, Any]]]:
         assert open_trace is not None
         if result is None:
-            yield "problem", _problem(
-                source,
-                open_trace.last_line,
-                "trace ends without a result line (truncated?); kept as incomplete",
-                trace_id=open_trace.manifest["trace_id"],
+            yield (
+                "problem",
+                _problem(
+                    source,
+                    open_trace.last_line,
+                    "trace ends without a result line (truncated?); kept as incomplete",
+                    trace_id=open_trace.manifest["trace_id"],
+                ),
             )
         yield "trace", _trace_row(open_trace, result)
 
@@ -280,8 +294,15 @@ def parse_lines(source: str, lines: Iterable[str]) -> Iterator[tuple[str, dict[s
                 open_trace.events.append(_event_row(open_trace, obj, text, lineno))
             except TraceFormatError as exc:
                 open_trace.corrupt += 1
-                yield "problem", _problem(
-                    source, lineno, f"not a valid event: {exc}", text, open_trace.manifest["trace_id"]
+                yield (
+                    "problem",
+                    _problem(
+                        source,
+                        lineno,
+                        f"not a valid event: {exc}",
+                        text,
+                        open_trace.manifest["trace_id"],
+                    ),
                 )
     if open_trace is not None:
         yield from close(None)
@@ -298,7 +319,10 @@ def parse_document(source: str, text: str) -> Iterator[tuple[str, dict[str, Any]
         yield "problem", _problem(source, exc.lineno, f"bad JSON: {exc.msg}")
         return
     if not isinstance(doc, dict) or "manifest" not in doc:
-        yield "problem", _problem(source, None, "not a trace document: expected 'manifest' and 'events'")
+        yield (
+            "problem",
+            _problem(source, None, "not a trace document: expected 'manifest' and 'events'"),
+        )
         return
     manifest = doc["manifest"]
     why = manifest_problem(manifest)
@@ -319,13 +343,25 @@ def parse_document(source: str, text: str) -> Iterator[tuple[str, dict[str, Any]
             t.events.append(_event_row(t, obj, raw, None))
         except TraceFormatError as exc:
             t.corrupt += 1
-            yield "problem", _problem(
-                source, None, f"events[{i}]: not a valid event: {exc}", trace_id=manifest["trace_id"]
+            yield (
+                "problem",
+                _problem(
+                    source,
+                    None,
+                    f"events[{i}]: not a valid event: {exc}",
+                    trace_id=manifest["trace_id"],
+                ),
             )
     result = doc.get("result")
     if not isinstance(result, dict):
-        yield "problem", _problem(
-            source, None, "trace has no result; kept as incomplete", trace_id=manifest["trace_id"]
+        yield (
+            "problem",
+            _problem(
+                source,
+                None,
+                "trace has no result; kept as incomplete",
+                trace_id=manifest["trace_id"],
+            ),
         )
         result = None
     yield "trace", _trace_row(t, result)
@@ -365,9 +401,8 @@ ARROW_BATCH_TRACES = 2000
 def _parse_batches(batches: Iterator[Any]) -> Iterator[Any]:
     """mapInArrow body: file paths in, ``{"trace": …}`` / ``{"problem": …}`` rows out."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     from kgc.pipeline.schema import PARSED
+    from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow_schema = to_arrow_schema(PARSED)
     rows: list[dict[str, Any]] = []
@@ -409,10 +444,9 @@ def parsed_frame(spark: Any, files: list[str]) -> Any:
 def write_parsed(parsed: Any, out_dir: str | os.PathLike[str]) -> tuple[int, list[dict[str, Any]]]:
     """Write a PARSED DataFrame as ``out_dir/traces`` (Parquet, partitioned by implementation and
     version) and ``out_dir/problems.jsonl``. Returns (traces written, problems). Two Spark jobs."""
+    from kgc.pipeline.schema import PARTITION_COLUMNS
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
-
-    from kgc.pipeline.schema import PARTITION_COLUMNS
 
     out = Path(out_dir)
     parsed = parsed.persist(StorageLevel.DISK_ONLY)
@@ -434,7 +468,9 @@ def write_parsed(parsed: Any, out_dir: str | os.PathLike[str]) -> tuple[int, lis
     return int(summary["traces"]), problems
 
 
-def convert(spark: Any, inputs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]) -> ConvertSummary:
+def convert(
+    spark: Any, inputs: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]
+) -> ConvertSummary:
     """Convert trace files under ``inputs`` into ``out_dir/traces`` and ``out_dir/problems``."""
     inputs = list(inputs)
     files = expand(inputs)

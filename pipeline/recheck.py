@@ -87,7 +87,9 @@ class _Observing:
     def advance(self, state: Any, *, must_until: float, may_until: float) -> Iterable[Any]:
         return self.inner.advance(state, must_until=must_until, may_until=may_until)
 
-    def invoke(self, state: Any, *, request_id: int, command: Request, at_ms: float) -> Iterable[Any]:
+    def invoke(
+        self, state: Any, *, request_id: int, command: Request, at_ms: float
+    ) -> Iterable[Any]:
         name = group_state_name(self.inner, state)
         if name is not None:
             self.states.setdefault(request_id, set()).add(name)
@@ -152,7 +154,9 @@ def signature(request_type: str | None, kind: str, observed: str, allowed: list[
     return hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
-def diverging_request_id(kind: str, event_obj: Mapping[str, Any] | None, allowed: Iterable[str]) -> int | None:
+def diverging_request_id(
+    kind: str, event_obj: Mapping[str, Any] | None, allowed: Iterable[str]
+) -> int | None:
     if kind in ("receive", "invoke") and event_obj is not None:
         rid = event_obj.get("request_id")
         return rid if isinstance(rid, int) else None
@@ -201,7 +205,9 @@ def fold(row: Mapping[str, Any], *, recheck: bool = True) -> dict[str, Any]:
 
     if recheck and out["complete"]:
         try:
-            events: list[Event] = [event_from_json(json.loads(e["event_json"])) for e in events_rows]
+            events: list[Event] = [
+                event_from_json(json.loads(e["event_json"])) for e in events_rows
+            ]
             manifest = json.loads(row["manifest_json"])
             model = _Observing(model_for(manifest))
             divergence = check(model, events, checker_config(manifest))
@@ -349,9 +355,8 @@ ARROW_BATCH_ROWS = 1000
 def _fold_batches(recheck: bool) -> Any:
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         from kgc.pipeline.schema import FACTS
+        from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = to_arrow_schema(FACTS)
         out: list[dict[str, Any]] = []

@@ -73,13 +73,15 @@ def aggregate(facts: Any) -> dict[str, Any]:
             F.sum(F.when(F.col("verdict") == "pass", 1).otherwise(0)).alias("pass"),
             F.sum(F.when(F.col("verdict") == "divergence", 1).otherwise(0)).alias("divergence"),
             F.sum(F.when(F.col("verdict") == "incomplete", 1).otherwise(0)).alias("incomplete"),
-            F.sum(F.when(F.col("recheck_verdict").isin("pass", "divergence"), 1).otherwise(0)).alias(
-                "rechecked"
-            ),
+            F.sum(
+                F.when(F.col("recheck_verdict").isin("pass", "divergence"), 1).otherwise(0)
+            ).alias("rechecked"),
             F.sum(F.when(F.col("agrees_with_recorded") == F.lit(False), 1).otherwise(0)).alias(
                 "recheck_disagrees"
             ),
-            F.sum(F.when(F.col("recheck_verdict") == "error", 1).otherwise(0)).alias("recheck_errors"),
+            F.sum(F.when(F.col("recheck_verdict") == "error", 1).otherwise(0)).alias(
+                "recheck_errors"
+            ),
             F.sum("event_count").alias("events"),
             *(
                 F.sum(F.when(F.col("state_source") == src, 1).otherwise(0)).alias(f"states_{src}")
@@ -92,9 +94,7 @@ def aggregate(facts: Any) -> dict[str, Any]:
     targets = [r.asDict() for r in per_target]
 
     requests = facts.select(*target, F.explode("requests").alias("r")).select(*target, "r.*")
-    matrix_rows = (
-        requests.groupBy(*target, "request_type", "status").count().collect()
-    )
+    matrix_rows = requests.groupBy(*target, "request_type", "status").count().collect()
     latency_rows = (
         requests.where(F.col("latency_ms").isNotNull())
         .groupBy(*target, "request_type")
@@ -118,13 +118,24 @@ def aggregate(facts: Any) -> dict[str, Any]:
         for src in ("recorded", "model", "mixed")
     ]
     state_sources.append(
-        {"state_source": None, "count": sum(t["traces"] for t in targets) - sum(s["count"] for s in state_sources)}
+        {
+            "state_source": None,
+            "count": sum(t["traces"] for t in targets) - sum(s["count"] for s in state_sources),
+        }
     )
     div = facts.where(F.col("verdict") == "divergence")
     example = F.struct(
-        "event_count", "trace_id", "group_id", "implementation", "version", "source_file",
-        "first_line", "divergence_reason", "divergence_allowed", "divergence_index",
-    )  # fmt: skip
+        "event_count",
+        "trace_id",
+        "group_id",
+        "implementation",
+        "version",
+        "source_file",
+        "first_line",
+        "divergence_reason",
+        "divergence_allowed",
+        "divergence_index",
+    )
     groups = (
         div.groupBy(
             "signature",
@@ -145,12 +156,20 @@ def aggregate(facts: Any) -> dict[str, Any]:
     disagreements = [
         r.asDict()
         for r in facts.where(F.col("agrees_with_recorded") == F.lit(False))
-        .select("trace_id", "implementation", "version", "source_file", "first_line",
-                "recorded_verdict", "recheck_verdict", "divergence_index")
+        .select(
+            "trace_id",
+            "implementation",
+            "version",
+            "source_file",
+            "first_line",
+            "recorded_verdict",
+            "recheck_verdict",
+            "divergence_index",
+        )
         .orderBy("source_file", "first_line")
         .limit(MAX_LISTED)
         .collect()
-    ]  # fmt: skip
+    ]
     recheck_errors = [
         r.asDict()
         for r in facts.where(F.col("recheck_verdict").isin("error", "not run"))
@@ -190,12 +209,17 @@ def _matrix(targets: list[dict[str, Any]], rows: list[Any]) -> dict[str, Any]:
     cells: dict[tuple[str, str, str], dict[str, int]] = {}
     for r in rows:
         key = (r["implementation"], r["version"], r["request_type"])
-        cells.setdefault(key, {"agreed": 0, "diverged": 0, "unchecked": 0})[r["status"]] += r["count"]
+        cells.setdefault(key, {"agreed": 0, "diverged": 0, "unchecked": 0})[r["status"]] += r[
+            "count"
+        ]
     out_rows = []
     for t in targets:
         row_cells = {}
         for rt in types:
-            c = cells.get((t["implementation"], t["version"], rt), {"agreed": 0, "diverged": 0, "unchecked": 0})
+            c = cells.get(
+                (t["implementation"], t["version"], rt),
+                {"agreed": 0, "diverged": 0, "unchecked": 0},
+            )
             checked = c["agreed"] + c["diverged"]
             row_cells[rt] = {
                 "requests": checked + c["unchecked"],
@@ -205,7 +229,9 @@ def _matrix(targets: list[dict[str, Any]], rows: list[Any]) -> dict[str, Any]:
                 "unchecked": c["unchecked"],
                 "agreement": (c["agreed"] / checked) if checked else None,
             }
-        out_rows.append({"implementation": t["implementation"], "version": t["version"], "cells": row_cells})
+        out_rows.append(
+            {"implementation": t["implementation"], "version": t["version"], "cells": row_cells}
+        )
     return {"request_types": types, "rows": out_rows}
 
 
@@ -267,9 +293,8 @@ def _group(r: Any) -> dict[str, Any]:
 def write_examples(traces: Any, groups: list[dict[str, Any]], out_dir: Path) -> None:
     """One standalone trace document per divergence group, plus its replay command and the
     readable step list (``properties/traces.py``'s ``render``)."""
-    from pyspark.sql import functions as F
-
     from kgc.properties.traces import TraceError, load, render
+    from pyspark.sql import functions as F
 
     if not groups:
         return
@@ -298,7 +323,9 @@ def write_examples(traces: Any, groups: list[dict[str, Any]], out_dir: Path) -> 
                 "peak_states": row["peak_states"],
                 "divergence": {
                     "index": idx,
-                    "step": events[idx].get("step") if idx is not None and idx < len(events) else None,
+                    "step": events[idx].get("step")
+                    if idx is not None and idx < len(events)
+                    else None,
                     "reason": ex["reason"],
                     "allowed": ex["allowed"],
                     "observed": events[idx] if idx is not None and idx < len(events) else None,
@@ -355,7 +382,11 @@ def make_plots(data: dict[str, Any]) -> dict[str, bytes]:
         for i, r in enumerate(rows):
             for j, t in enumerate(types):
                 c = r["cells"][t]
-                label = "–" if c["agreement"] is None else f"{c['agreement'] * 100:.1f}%\n{c['checked']}"
+                label = (
+                    "–"
+                    if c["agreement"] is None
+                    else f"{c['agreement'] * 100:.1f}%\n{c['checked']}"
+                )
                 ax.text(j, i, label, ha="center", va="center", fontsize=8)
         fig.colorbar(im, ax=ax, label="requests the model agreed with (%)")
         ax.set_title("Conformance matrix: agreement with the model")
@@ -399,12 +430,21 @@ def make_plots(data: dict[str, Any]) -> dict[str, bytes]:
         for c in cov["never_reached"]:
             never[c["request_type"]] += 1
         for c in cov["cells"]:
-            if c["request_type"] in hit and c["count"] > 0 and c["group_state"] in cov["group_states"]:
-                if c["error"] in ERRORS_BY_REQUEST[c["request_type"]]:
-                    hit[c["request_type"]] += 1
+            if (
+                c["request_type"] in hit
+                and c["count"] > 0
+                and c["group_state"] in cov["group_states"]
+                and c["error"] in ERRORS_BY_REQUEST[c["request_type"]]
+            ):
+                hit[c["request_type"]] += 1
         ax.bar(ctypes, [hit[t] for t in ctypes], color="#2ca02c", label="reached")
-        ax.bar(ctypes, [never[t] for t in ctypes], bottom=[hit[t] for t in ctypes],
-               color="#bbbbbb", label="never reached")  # fmt: skip
+        ax.bar(
+            ctypes,
+            [never[t] for t in ctypes],
+            bottom=[hit[t] for t in ctypes],
+            color="#bbbbbb",
+            label="never reached",
+        )
         ax.set_xticks(range(len(ctypes)), ctypes, rotation=30, ha="right")
         ax.set_ylabel("group-state × error cells")
         ax.set_title(f"Coverage: {cov['reached']} of {cov['universe']} cells reached")
@@ -414,7 +454,9 @@ def make_plots(data: dict[str, Any]) -> dict[str, bytes]:
     groups = data["divergence_groups"][:12]
     if groups:
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(groups) + 1.5))
-        labels = [f"{g['signature']} {g['request_type'] or '?'}: {g['observed']}"[:60] for g in groups]
+        labels = [
+            f"{g['signature']} {g['request_type'] or '?'}: {g['observed']}"[:60] for g in groups
+        ]
         ax.barh(range(len(groups)), [g["count"] for g in groups], color="#d62728")
         ax.set_yticks(range(len(groups)), labels, fontsize=8)
         ax.invert_yaxis()
@@ -432,7 +474,8 @@ HTML_TEMPLATE = """<!DOCTYPE html>
 <meta charset="utf-8">
 <title>{title}</title>
 <style>
- body {{ font-family: "DejaVu Sans", Arial, sans-serif; margin: 24px; color: #222; max-width: 1400px; }}
+ body {{ font-family: "DejaVu Sans", Arial, sans-serif; margin: 24px; color: #222;
+        max-width: 1400px; }}
  h1 {{ font-size: 24px; margin-bottom: 4px; }}
  h2 {{ font-size: 19px; margin-top: 28px; border-bottom: 1px solid #ccc; padding-bottom: 3px; }}
  .meta {{ color: #666; font-size: 13px; }}
@@ -444,7 +487,8 @@ HTML_TEMPLATE = """<!DOCTYPE html>
  td.diverge {{ background: #f4a6a6; }}
  td.none {{ background: #f2f2f2; color: #888; }}
  .plot {{ display: block; margin: 10px 0; max-width: 100%; border: 1px solid #ddd; }}
- pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 8px; font-size: 12px; overflow-x: auto; }}
+ pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 8px; font-size: 12px;
+       overflow-x: auto; }}
  code {{ background: #f0f0f0; padding: 1px 4px; }}
  .summary span {{ display: inline-block; margin-right: 22px; font-size: 15px; }}
  .bad {{ color: #b00020; font-weight: bold; }}
@@ -505,10 +549,10 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
     s = data["summary"]
     summary = [
         f"<span>{s['traces']} traces ({s['files']} files)</span>",
-        f"<span class=\"good\">{s['pass']} pass</span>",
-        f"<span class=\"{'bad' if s['divergence'] else 'good'}\">{s['divergence']} divergence</span>",
+        f'<span class="good">{s["pass"]} pass</span>',
+        f'<span class="{"bad" if s["divergence"] else "good"}">{s["divergence"]} divergence</span>',
         f"<span>{s['incomplete']} incomplete</span>",
-        f"<span class=\"{'bad' if s['problems'] else ''}\">{s['problems']} unusable lines</span>",
+        f'<span class="{"bad" if s["problems"] else ""}">{s["problems"]} unusable lines</span>',
         f"<span>re-check: {_e(s['recheck'])}</span>",
     ]
     m = data["matrix"]
@@ -523,7 +567,7 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
             cls = "diverge" if c["diverged"] else "agree"
             cells.append(
                 f'<td class="{cls} num">{c["agreement"] * 100:.1f}%<br>'
-                f'{c["agreed"]}/{c["checked"]}<br>{c["diverged"]} div · {c["unchecked"]} unch.</td>'
+                f"{c['agreed']}/{c['checked']}<br>{c['diverged']} div · {c['unchecked']} unch.</td>"
             )
         mrows.append(cells)
     matrix_table = _table(["target", *m["request_types"]], mrows, table_id="matrix")
@@ -553,11 +597,18 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
             )
         parts.append(
             _table(
-                ["signature", "traces", "targets", "first diverging request", "model allowed",
-                 "observed", "replay"],
+                [
+                    "signature",
+                    "traces",
+                    "targets",
+                    "first diverging request",
+                    "model allowed",
+                    "observed",
+                    "replay",
+                ],
                 rows,
                 table_id="divergences",
-            )  # fmt: skip
+            )
         )
         for g in groups:
             ex = g["example"]
@@ -582,22 +633,36 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
         row = [f"<th>{_e(st)}</th>"]
         for rt in ERRORS_BY_REQUEST:
             hits = reached_by.get((st, rt))
-            row.append(f"<td>{'<br>'.join(_e(h) for h in hits)}</td>" if hits else '<td class="none"></td>')
+            row.append(
+                f"<td>{'<br>'.join(_e(h) for h in hits)}</td>" if hits else '<td class="none"></td>'
+            )
         crows.append(row)
     never = cov["never_reached"]
-    never_list = ", ".join(f"{c['group_state']} × {c['request_type']} × {c['error']}" for c in never)
-    sources = ", ".join(f"{_e(x['state_source'] or 'unknown')}: {x['count']}" for x in cov["state_sources"])
+    never_list = ", ".join(
+        f"{c['group_state']} × {c['request_type']} × {c['error']}" for c in never
+    )
+    sources = ", ".join(
+        f"{_e(x['state_source'] or 'unknown')}: {x['count']}" for x in cov["state_sources"]
+    )
     coverage = (
         f"<p>{cov['reached']} of {cov['universe']} cells reached "
         f"(group state before each request — source per trace: {sources}).</p>"
         + _table(["group state", *ERRORS_BY_REQUEST], crows, table_id="coverage")
         + _img(plots, "coverage", "coverage per request type")
-        + f"<details><summary>{len(never)} cells never reached</summary><p>{_e(never_list)}</p></details>"
+        + f"<details><summary>{len(never)} cells never reached</summary>"
+        + f"<p>{_e(never_list)}</p></details>"
     )
     if cov["outside_universe"]:
-        coverage += "<p>Reached but outside the listed universe: " + _e(
-            ", ".join(f"{c['group_state']} × {c['request_type']} × {c['error']}" for c in cov["outside_universe"])
-        ) + "</p>"
+        coverage += (
+            "<p>Reached but outside the listed universe: "
+            + _e(
+                ", ".join(
+                    f"{c['group_state']} × {c['request_type']} × {c['error']}"
+                    for c in cov["outside_universe"]
+                )
+            )
+            + "</p>"
+        )
 
     lrows = [
         [
@@ -609,7 +674,11 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
         for r in data["latency"]
     ]
     latency = (
-        _table(["target", "request", "responses", "p50 ms", "p90 ms", "p99 ms", "max ms"], lrows, table_id="latency")
+        _table(
+            ["target", "request", "responses", "p50 ms", "p90 ms", "p99 ms", "max ms"],
+            lrows,
+            table_id="latency",
+        )
         + _img(plots, "latency", "latency percentiles")
         if lrows
         else "<p>No responses with a latency.</p>"
@@ -617,8 +686,10 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
 
     rc = []
     if data["recheck_disagreements"]:
-        rc.append(f'<p class="bad">{len(data["recheck_disagreements"])} trace(s) where the re-check '
-                  "disagrees with the recorded verdict:</p>")  # fmt: skip
+        rc.append(
+            f'<p class="bad">{len(data["recheck_disagreements"])} trace(s) where the re-check '
+            "disagrees with the recorded verdict:</p>"
+        )
         rc.append(
             _table(
                 ["trace", "target", "file", "recorded", "re-check", "at event"],
@@ -637,7 +708,7 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
         )
     for err in data["recheck_errors"]:
         rc.append(
-            f"<p class=\"bad\">{err['count']} trace(s) {_e(err['recheck_verdict'])}: "
+            f'<p class="bad">{err["count"]} trace(s) {_e(err["recheck_verdict"])}: '
             f"{_e(err['recheck_error'])} (e.g. trace {_e(err['example_trace_id'])})</p>"
         )
     if not rc:
@@ -645,19 +716,22 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
 
     probs = data["problems"]
     if probs:
-        problems = f'<p class="bad">{s["problems"]} unusable line(s); each is counted, none is used.</p>' + _table(
-            ["file", "line", "trace", "problem", "line starts with"],
-            [
+        problems = (
+            f'<p class="bad">{s["problems"]} unusable line(s); each is counted, none is used.</p>'
+            + _table(
+                ["file", "line", "trace", "problem", "line starts with"],
                 [
-                    f"<td>{_e(p['source_file'])}</td>",
-                    f'<td class="num">{_e(p["line"])}</td>',
-                    f"<td>{_e(p['trace_id'])}</td>",
-                    f"<td>{_e(p['message'])}</td>",
-                    f"<td><code>{_e(p['excerpt'])}</code></td>",
-                ]
-                for p in probs[:MAX_LISTED]
-            ],
-            table_id="problems",
+                    [
+                        f"<td>{_e(p['source_file'])}</td>",
+                        f'<td class="num">{_e(p["line"])}</td>',
+                        f"<td>{_e(p['trace_id'])}</td>",
+                        f"<td>{_e(p['message'])}</td>",
+                        f"<td><code>{_e(p['excerpt'])}</code></td>",
+                    ]
+                    for p in probs[:MAX_LISTED]
+                ],
+                table_id="problems",
+            )
         )
     else:
         problems = '<p class="good">None.</p>'
@@ -702,10 +776,11 @@ def build(
     title: str | None = None,
 ) -> dict[str, Any]:
     """Build the report; returns the JSON data (also written as ``report.json``)."""
-    import kgc
     from kgc.pipeline import convert
     from kgc.pipeline import recheck as rc
     from kgc.pipeline.schema import FACTS
+
+    import kgc
 
     out = Path(out_dir).resolve()
     missing = [p for p in inputs if not Path(p).exists()]
@@ -788,11 +863,20 @@ def build(
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("corpus", nargs="+", help="trace files/folders (.jsonl, .json), or one folder "
-                   "converted earlier (a report's parquet/)")  # fmt: skip
-    p.add_argument("--out", required=True, help="folder for report.html, report.json, plots, Parquet")
-    p.add_argument("--master", default=None, help="Spark master URL (default local[*]; under "
-                   "spark-submit, the one it was given)")  # fmt: skip
+    p.add_argument(
+        "corpus",
+        nargs="+",
+        help="trace files/folders (.jsonl, .json), or one folder "
+        "converted earlier (a report's parquet/)",
+    )
+    p.add_argument(
+        "--out", required=True, help="folder for report.html, report.json, plots, Parquet"
+    )
+    p.add_argument(
+        "--master",
+        default=None,
+        help="Spark master URL (default local[*]; under spark-submit, the one it was given)",
+    )
     p.add_argument("--no-recheck", action="store_true", help="use the recorded verdicts only")
     p.add_argument("--title", default=None)
     p.add_argument("--driver-memory", default="1g")
@@ -827,6 +911,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from kgc.pipeline import report as _report  # executors must see the package module, not __main__
+    from kgc.pipeline import (
+        report as _report,
+    )  # executors must see the package module, not __main__
 
     sys.exit(_report.main())

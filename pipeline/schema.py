@@ -1,4 +1,5 @@
-"""Explicit Spark schemas for trace corpora stored as Parquet (trace format v1, ``properties/traces.py``).
+"""Explicit Spark schemas for trace corpora stored as Parquet (trace format v1,
+``properties/traces.py``).
 
 A corpus converts to two datasets under one directory:
 
@@ -8,8 +9,8 @@ A corpus converts to two datasets under one directory:
   typed event structs in recorded order, each keeping the event exactly as recorded in
   ``event_json`` (what the re-check decodes with :func:`kgc.model.history.event_from_json`).
   Partitioned by ``implementation`` and ``version`` (the manifest's ``target``).
-* ``problems.jsonl`` — one object per line that could not be used (bad JSON, not a valid event, an event
-  outside any trace, a trace without a result line), with the file and 1-based line number.
+* ``problems.jsonl`` — one object per line that could not be used (bad JSON, not a valid event,
+  an event outside any trace, a trace without a result line), with the file and 1-based line.
 
 Reading always passes these schemas (never inference), so a version such as ``3.9`` stays a string.
 Field names follow the trace format, which follows Kafka's own names (``member_id``,
@@ -36,13 +37,17 @@ PARTITION_COLUMNS = ("implementation", "version")
 
 EVENT = StructType(
     [
-        StructField("index", IntegerType(), False),  # position in the history, as the checker counts
+        StructField(
+            "index", IntegerType(), False
+        ),  # position in the history, as the checker counts
         StructField("line", IntegerType(), True),  # 1-based line in the source file (JSONL only)
         StructField("kind", StringType(), False),  # invoke | receive | tick | quiet | fault
         StructField("step", IntegerType(), True),
         StructField("at_ms", DoubleType(), True),
         StructField("request_id", IntegerType(), True),
-        StructField("request_type", StringType(), True),  # JoinGroup, SyncGroup, … (invoke, receive)
+        StructField(
+            "request_type", StringType(), True
+        ),  # JoinGroup, SyncGroup, … (invoke, receive)
         StructField("client", StringType(), True),
         StructField("api_version", IntegerType(), True),
         StructField("member_id", StringType(), True),
@@ -99,16 +104,16 @@ TRACE = StructType(
 PROBLEM = StructType(
     [
         StructField("source_file", StringType(), False),
-        StructField("line", IntegerType(), True),  # 1-based; null when the problem is the whole file
+        StructField(
+            "line", IntegerType(), True
+        ),  # 1-based; null when the problem is the whole file
         StructField("trace_id", StringType(), True),
         StructField("message", StringType(), False),
         StructField("excerpt", StringType(), True),  # the start of the offending line
     ]
 )
 
-PARSED = StructType(
-    [StructField("trace", TRACE, True), StructField("problem", PROBLEM, True)]
-)
+PARSED = StructType([StructField("trace", TRACE, True), StructField("problem", PROBLEM, True)])
 """What the parse step emits: exactly one of ``trace`` / ``problem`` is set per row."""
 
 REQUEST_FACT = StructType(

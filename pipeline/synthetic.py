@@ -64,8 +64,12 @@ class _Driver:
     """A seeded random client population; each client acts only on what it has learned."""
 
     def __init__(self, rng: random.Random, engine: Any) -> None:
-        from kgc.properties.machine import PROTOCOL_SETS, REBALANCE_TIMEOUTS_MS, SESSION_TIMEOUTS_MS
-        from kgc.properties.machine import ClientView
+        from kgc.properties.machine import (
+            PROTOCOL_SETS,
+            REBALANCE_TIMEOUTS_MS,
+            SESSION_TIMEOUTS_MS,
+            ClientView,
+        )
 
         self.rng = rng
         self.engine = engine
@@ -131,7 +135,8 @@ class _Driver:
                 session_timeout_ms=v.session_timeout_ms,
                 rebalance_timeout_ms=v.rebalance_timeout_ms,
                 protocols=tuple(
-                    c.Protocol(name=p, metadata=json.dumps({"topics": [TOPIC]})) for p in v.protocols
+                    c.Protocol(name=p, metadata=json.dumps({"topics": [TOPIC]}))
+                    for p in v.protocols
                 ),
                 version=version,
             )
@@ -163,7 +168,9 @@ class _Driver:
                 member_id=v.member_id,
                 generation_id=generation,
                 group_instance_id=v.group_instance_id,
-                offsets=(c.TopicPartitionOffset(topic=TOPIC, partition=0, offset=rng.randint(0, 999)),),
+                offsets=(
+                    c.TopicPartitionOffset(topic=TOPIC, partition=0, offset=rng.randint(0, 999)),
+                ),
                 version=self.version("OffsetCommit"),
             )
         if kind == "fetch":
@@ -198,8 +205,11 @@ def _plant(trace: Any, rng: random.Random) -> bool:
     from kgc.properties.models import model_from_manifest
     from kgc.properties.traces import result_of_divergence
 
-    receives = [i for i, e in enumerate(trace.events) if isinstance(e, Receive)
-                and hasattr(e.response, "error")]  # fmt: skip
+    receives = [
+        i
+        for i, e in enumerate(trace.events)
+        if isinstance(e, Receive) and hasattr(e.response, "error")
+    ]
     if not receives:
         return False
     i = rng.choice(receives)
@@ -224,8 +234,14 @@ def _checker_config(manifest: dict[str, Any]) -> Any:
     return CheckerConfig(**{k: v for k, v in (manifest.get("checker") or {}).items() if k in known})
 
 
-def make_trace(seed: int, *, version: str | None = None, divergence_rate: float = 0.0,
-               min_steps: int = 8, max_steps: int = 24) -> Any:  # fmt: skip
+def make_trace(
+    seed: int,
+    *,
+    version: str | None = None,
+    divergence_rate: float = 0.0,
+    min_steps: int = 8,
+    max_steps: int = 24,
+) -> Any:
     """One synthetic :class:`~kgc.properties.traces.Trace`, a pure function of its arguments."""
     from kgc.model.checker import CheckerConfig
     from kgc.properties.engine import Engine
@@ -242,7 +258,9 @@ def make_trace(seed: int, *, version: str | None = None, divergence_rate: float 
     target = ModelTarget(
         model,
         latency_ms=round(rng.uniform(0.3, 4.0), 2),
-        description={k: description[k] for k in ("implementation", "version", "mode", "nodes", "config")},
+        description={
+            k: description[k] for k in ("implementation", "version", "mode", "nodes", "config")
+        },
     )
     checker_config = CheckerConfig()
     engine = Engine(target, new_model(group_id), checker_config=checker_config)
@@ -289,10 +307,9 @@ def _to_rows(kwargs: dict[str, Any]) -> Any:
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         from kgc.pipeline.convert import parse_lines
         from kgc.pipeline.schema import PARSED
+        from pyspark.sql.pandas.types import to_arrow_schema
 
         schema = to_arrow_schema(PARSED)
         for batch in batches:
@@ -324,10 +341,18 @@ def seeds(spark: Any, n: int, *, first_seed: int = 0, partitions: int | None = N
     return spark.range(first_seed, first_seed + n, 1, parts).selectExpr("id AS seed")
 
 
-def write_parquet(spark: Any, n: int, out_dir: str, *, first_seed: int = 0,
-                  partitions: int | None = None, **kwargs: Any) -> str:  # fmt: skip
+def write_parquet(
+    spark: Any,
+    n: int,
+    out_dir: str,
+    *,
+    first_seed: int = 0,
+    partitions: int | None = None,
+    **kwargs: Any,
+) -> str:
     """``n`` synthetic traces straight into a converted corpus at ``out_dir`` (``traces/``,
-    ``problems/``), through the same parser and schema as ``convert.py``. Returns the traces path."""
+    ``problems.jsonl``), through the same parser and schema as ``convert.py``. Returns the traces
+    path."""
     from kgc.pipeline.convert import write_parsed
     from kgc.pipeline.schema import PARSED
 
@@ -343,8 +368,15 @@ def write_parquet(spark: Any, n: int, out_dir: str, *, first_seed: int = 0,
     return str(Path(out_dir) / "traces")
 
 
-def write_jsonl(spark: Any, n: int, out_dir: str, *, first_seed: int = 0,
-                files: int | None = None, **kwargs: Any) -> list[str]:  # fmt: skip
+def write_jsonl(
+    spark: Any,
+    n: int,
+    out_dir: str,
+    *,
+    first_seed: int = 0,
+    files: int | None = None,
+    **kwargs: Any,
+) -> list[str]:
     """``n`` synthetic traces as JSONL files (several traces back to back per file)."""
     out = Path(out_dir)
     tmp = out / "_spark_text"

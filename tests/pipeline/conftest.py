@@ -44,9 +44,13 @@ def run_chromium() -> Any:
     fails. A missing Chromium fails the test (it is part of the suite, not optional)."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        pytest.fail("Chromium is missing: apt-get install chromium (Debian); `make install` does it")
+        pytest.fail(
+            "Chromium is missing: apt-get install chromium (Debian); `make install` does it"
+        )
 
-    def run(args: list[str], profile: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        args: list[str], profile: Path, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         cmd = [found, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
 

@@ -1,4 +1,4 @@
-"""Writes the small hand-made corpus in ``tests/pipeline/data/`` (run once; the files are committed).
+"""Writes the small hand-made corpus in ``tests/pipeline/data/`` (run once; files are committed).
 
 Each history is written out step by step below, with what it is for. Times are plausible client
 times in ms; member ids are symbolic (``c1-1``). Run: ``python tests/pipeline/make_corpus.py``.
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kgc.model.commands import (
     Assignment,
+    Heartbeat,
     HeartbeatResponse,
     JoinedMember,
     JoinGroup,
@@ -26,7 +27,6 @@ from kgc.model.commands import (
     SyncGroup,
     SyncGroupResponse,
     TopicPartitionOffset,
-    Heartbeat,
 )
 from kgc.model.history import Invoke, Quiet, Receive, Tick, event_to_json
 
@@ -96,7 +96,9 @@ class H:
         self.step += 1
 
 
-JOIN = dict(session_timeout_ms=6000, rebalance_timeout_ms=10000, protocols=(Protocol(name="range"),))
+JOIN = dict(
+    session_timeout_ms=6000, rebalance_timeout_ms=10000, protocols=(Protocol(name="range"),)
+)
 
 
 def one_member(h: H, t0: float, version: int, latency: float) -> float:
@@ -104,7 +106,9 @@ def one_member(h: H, t0: float, version: int, latency: float) -> float:
     r = h.invoke(t0, JoinGroup(client="c1", version=version, **JOIN), "Empty")
     h.receive(t0 + latency, r, JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c1-1"))
     h.quiet(t0 + 40)
-    r = h.invoke(t0 + 41, JoinGroup(client="c1", member_id="c1-1", version=version, **JOIN), "Empty")
+    r = h.invoke(
+        t0 + 41, JoinGroup(client="c1", member_id="c1-1", version=version, **JOIN), "Empty"
+    )
     h.receive(
         t0 + 41 + 3 * latency,
         r,
@@ -162,7 +166,9 @@ def passing(trace_id: str, version: str, api: int, latency: float) -> list[dict]
     )
     h.quiet(t + 95)
     r = h.invoke(
-        t + 100, LeaveGroup(client="c1", members=(MemberIdentity(member_id="c1-1"),), version=5), "Stable"
+        t + 100,
+        LeaveGroup(client="c1", members=(MemberIdentity(member_id="c1-1"),), version=5),
+        "Stable",
     )
     h.receive(
         t + 100 + latency,
@@ -174,7 +180,13 @@ def passing(trace_id: str, version: str, api: int, latency: float) -> list[dict]
     return [
         manifest(trace_id, version, f"kgc-{trace_id}", 7),
         *events,
-        {"kind": "result", "verdict": "pass", "events": len(events), "peak_states": 1, "divergence": None},
+        {
+            "kind": "result",
+            "verdict": "pass",
+            "events": len(events),
+            "peak_states": 1,
+            "divergence": None,
+        },
     ]
 
 
@@ -228,9 +240,16 @@ def main() -> None:
     doc = stale_heartbeat("3d01", "3.9.2", 7)
     write(
         DATA / "kafka-3.9.2" / "stale-heartbeat.json",
-        [json.dumps({"manifest": {k: v for k, v in doc[0].items() if k != "kind"},
-                     "events": doc[1:-1],
-                     "result": {k: v for k, v in doc[-1].items() if k != "kind"}}, indent=1)],
+        [
+            json.dumps(
+                {
+                    "manifest": {k: v for k, v in doc[0].items() if k != "kind"},
+                    "events": doc[1:-1],
+                    "result": {k: v for k, v in doc[-1].items() if k != "kind"},
+                },
+                indent=1,
+            )
+        ],
     )
     # Corrupt: trace 4c01 with line 4 cut off mid-object (bad JSON) and line 7 valid JSON that is
     # not an event (no at_ms); then an event line after the result with no manifest (line 22).

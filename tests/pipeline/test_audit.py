@@ -12,7 +12,6 @@ import json
 import time
 
 import pytest
-
 from kgc.pipeline import audit
 
 PLANTED = "audit-planted"  # every group this file plants a bad record for carries this in its name
@@ -24,8 +23,10 @@ def jar():
 
 
 def _rec(jar, offset, *, group="kgc-g", partition=3, tombstone=False, **value):
-    key, val = audit.encode_group_metadata(jar, group=group, **value) if not tombstone else (
-        audit.encode_group_metadata(jar, group=group, generation=0)[0], None
+    key, val = (
+        audit.encode_group_metadata(jar, group=group, **value)
+        if not tombstone
+        else (audit.encode_group_metadata(jar, group=group, generation=0)[0], None)
     )
     d = audit.decode_record(jar, key, val)
     d.update(partition=partition, offset=offset)
@@ -45,24 +46,43 @@ def _checks(result):
 
 def test_records_round_trip_through_kafkas_schemas(jar):
     key, value = audit.encode_group_metadata(
-        jar, group="kgc-x", generation=4, protocol="range", leader="m1",
-        members=[_member("m1", {"t": [0, 2]}, instance="i1")], value_version=4,
-    )  # fmt: skip
+        jar,
+        group="kgc-x",
+        generation=4,
+        protocol="range",
+        leader="m1",
+        members=[_member("m1", {"t": [0, 2]}, instance="i1")],
+        value_version=4,
+    )
     d = audit.decode_record(jar, key, value)
     assert (d["record"], d["group"], d["generation"], d["leader"], d["value_version"]) == (
-        "group_metadata", "kgc-x", 4, "m1", 4,
-    )  # fmt: skip
+        "group_metadata",
+        "kgc-x",
+        4,
+        "m1",
+        4,
+    )
     assert d["members"][0]["group_instance_id"] == "i1"
-    assert d["members"][0]["assignment"] == [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 2}]
+    assert d["members"][0]["assignment"] == [
+        {"topic": "t", "partition": 0},
+        {"topic": "t", "partition": 2},
+    ]
     assert audit.decode_record(jar, key, value[:-3])["decode_error"]  # truncated: reported
 
 
 def test_a_clean_history_has_no_violation(jar):
     recs = [
         _rec(jar, 10, generation=0, protocol_type=""),  # created empty
-        _rec(jar, 12, generation=1, protocol="range", leader="a", members=[_member("a", {"t": [0, 1]}), _member("b", {"t": [2]})]),
+        _rec(
+            jar,
+            12,
+            generation=1,
+            protocol="range",
+            leader="a",
+            members=[_member("a", {"t": [0, 1]}), _member("b", {"t": [2]})],
+        ),
         _rec(jar, 15, generation=2, protocol="range"),  # everyone left: empty
-    ]  # fmt: skip
+    ]
     result = audit.audit_group(recs)
     assert result["violations"] == []
     assert (result["first_generation"], result["last_generation"]) == (0, 2)
@@ -76,8 +96,12 @@ def test_generation_going_backwards_is_reported_at_its_offset(jar):
 
 def test_the_same_generation_written_twice_is_reported(jar):
     a = [_member("a", {"t": [0]})]
-    result = audit.audit_group([_rec(jar, 1, generation=3, leader="a", members=a),
-                                _rec(jar, 2, generation=3, leader="b", members=[_member("b")])])  # fmt: skip
+    result = audit.audit_group(
+        [
+            _rec(jar, 1, generation=3, leader="a", members=a),
+            _rec(jar, 2, generation=3, leader="b", members=[_member("b")]),
+        ]
+    )
     assert _checks(result) == [("generation_order", 3, 2)]
 
 
@@ -85,8 +109,12 @@ def test_a_static_member_replacing_itself_keeps_the_generation(jar):
     # updateStaticMemberThenRebalanceOrCompleteJoin: same generation, new member id, same instance
     old = [_member("s-1", {"t": [0]}, instance="i1")]
     new = [_member("s-2", {"t": [0]}, instance="i1")]
-    result = audit.audit_group([_rec(jar, 1, generation=3, protocol="range", leader="s-1", members=old),
-                                _rec(jar, 2, generation=3, protocol="range", leader="s-2", members=new)])  # fmt: skip
+    result = audit.audit_group(
+        [
+            _rec(jar, 1, generation=3, protocol="range", leader="s-1", members=old),
+            _rec(jar, 2, generation=3, protocol="range", leader="s-2", members=new),
+        ]
+    )
     assert result["violations"] == []
 
 
@@ -132,9 +160,9 @@ def test_audit_of_a_dump_file_in_spark(spark, jar, tmp_path):
     result = audit.audit(spark, audit.read_dump(spark, str(dump)), jar)
     assert result["records"] == 6 and result["groups"] == 2
     assert result["records_by_type"] == {"group_metadata": 5, "type 9": 1}
-    assert [(v["group"], v["generation"], v["partition"], v["offset"]) for v in result["violations"]] == [
-        (f"kgc-{PLANTED}", 2, 1, 1)
-    ]
+    assert [
+        (v["group"], v["generation"], v["partition"], v["offset"]) for v in result["violations"]
+    ] == [(f"kgc-{PLANTED}", 2, 1, 1)]
 
 
 # ------------------------------------------------------------------------------- real broker
@@ -146,9 +174,14 @@ def _form_group(bootstrap, group_id, topic):
     from kafka import KafkaConsumer
 
     consumer = KafkaConsumer(
-        topic, bootstrap_servers=bootstrap, group_id=group_id, client_id=group_id,
-        session_timeout_ms=6000, heartbeat_interval_ms=500, enable_auto_commit=False,
-    )  # fmt: skip
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=group_id,
+        client_id=group_id,
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=500,
+        enable_auto_commit=False,
+    )
     try:
         deadline = time.monotonic() + 60
         while not consumer.assignment():
@@ -163,7 +196,6 @@ def _plant(client, group_id, key, value):
     ``__admin_client`` write internal topics); returns (partition, offset)."""
     from kafka.protocol.producer.produce import ProduceRequest
     from kafka.record import MemoryRecordsBuilder
-
     from kgc.model.coordinator import partition_for
 
     leaders = client.partition_leaders("__consumer_offsets")
@@ -173,10 +205,18 @@ def _plant(client, group_id, key, value):
     builder.close()
     topic = ProduceRequest.TopicProduceData
     request = ProduceRequest(
-        transactional_id=None, acks=-1, timeout_ms=10000,
-        topic_data=[topic(name="__consumer_offsets", partition_data=[
-            topic.PartitionProduceData(index=partition, records=builder.buffer())])],
-    )  # fmt: skip
+        transactional_id=None,
+        acks=-1,
+        timeout_ms=10000,
+        topic_data=[
+            topic(
+                name="__consumer_offsets",
+                partition_data=[
+                    topic.PartitionProduceData(index=partition, records=builder.buffer())
+                ],
+            )
+        ],
+    )
     conn = client.open(leaders[partition], "__admin_client")
     try:
         resp = conn.request(request, 9)
@@ -203,21 +243,31 @@ def test_a_real_clean_cluster_passes(spark, jar, kgc_broker, kgc_client, kgc_gro
 @pytest.mark.spark
 @pytest.mark.broker
 @pytest.mark.faults  # writes into the cluster's __consumer_offsets: only on a broker kgc started
-def test_a_planted_generation_going_backwards_is_found(spark, jar, kgc_broker, kgc_client, kgc_topic):
+def test_a_planted_generation_going_backwards_is_found(
+    spark, jar, kgc_broker, kgc_client, kgc_topic
+):
     group_id = f"{kgc_topic}-{PLANTED}"
     kgc_client.create_topic(kgc_topic, 3)
     _form_group(kgc_broker.bootstrap_servers, group_id, kgc_topic)
-    before = audit.audit(spark, audit.read_cluster(spark, kgc_broker.bootstrap_servers), jar,
-                         group_prefix=group_id)  # fmt: skip
+    before = audit.audit(
+        spark, audit.read_cluster(spark, kgc_broker.bootstrap_servers), jar, group_prefix=group_id
+    )
     (g,) = before["group_summaries"]
     assert g["violations"] == []
     stale = g["last_generation"] - 1
     key, value = audit.encode_group_metadata(
-        jar, group=group_id, generation=stale, protocol="range", leader="m-1",
+        jar,
+        group=group_id,
+        generation=stale,
+        protocol="range",
+        leader="m-1",
         members=[_member("m-1", {kgc_topic: [0, 1, 2]})],
-    )  # fmt: skip
+    )
     partition, offset = _plant(kgc_client, group_id, key, value)
-    after = audit.audit(spark, audit.read_cluster(spark, kgc_broker.bootstrap_servers), jar,
-                        group_prefix=group_id)  # fmt: skip
-    assert [(v["group"], v["generation"], v["partition"], v["offset"], v["check"])
-            for v in after["violations"]] == [(group_id, stale, partition, offset, "generation_order")]  # fmt: skip
+    after = audit.audit(
+        spark, audit.read_cluster(spark, kgc_broker.bootstrap_servers), jar, group_prefix=group_id
+    )
+    assert [
+        (v["group"], v["generation"], v["partition"], v["offset"], v["check"])
+        for v in after["violations"]
+    ] == [(group_id, stale, partition, offset, "generation_order")]

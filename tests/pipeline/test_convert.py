@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from kgc.pipeline.convert import expand, parse_document, parse_file, parse_lines
 
 DATA = Path(__file__).parent / "data"
@@ -70,7 +69,9 @@ def test_a_trace_without_result_is_reported_at_its_last_line():
     lines = (DATA / "kafka-4.3.1" / "pass-a.jsonl").read_text().splitlines()[:-1]
     traces, problems = _split(parse_lines("cut.jsonl", lines))
     assert traces[0]["complete"] is False and traces[0]["verdict"] is None
-    assert [(p["line"], "without a result" in p["message"]) for p in problems] == [(len(lines), True)]
+    assert [(p["line"], "without a result" in p["message"]) for p in problems] == [
+        (len(lines), True)
+    ]
 
 
 def test_an_unusable_manifest_reports_it_and_its_orphaned_events():
@@ -91,7 +92,9 @@ def test_a_broken_json_document_names_the_line():
 
 
 @pytest.mark.spark
-def test_parquet_partitioned_by_implementation_and_version_with_the_explicit_schema(spark, tmp_path):
+def test_parquet_partitioned_by_implementation_and_version_with_the_explicit_schema(
+    spark, tmp_path
+):
     from kgc.pipeline.convert import convert, read_problems, read_traces
     from kgc.pipeline.schema import TRACE
 
@@ -99,8 +102,10 @@ def test_parquet_partitioned_by_implementation_and_version_with_the_explicit_sch
     assert (summary.files, summary.traces) == (len(expand([DATA])), 7)
     assert [(p["line"]) for p in summary.problems] == [4, 7, 22]
     assert read_problems(tmp_path) == summary.problems
-    parts = sorted(p.relative_to(tmp_path / "traces").as_posix()
-                   for p in (tmp_path / "traces").glob("implementation=*/version=*"))  # fmt: skip
+    parts = sorted(
+        p.relative_to(tmp_path / "traces").as_posix()
+        for p in (tmp_path / "traces").glob("implementation=*/version=*")
+    )
     assert parts == [
         "implementation=apache-kafka/version=3.9.2",
         "implementation=apache-kafka/version=4.3.1",
@@ -110,7 +115,10 @@ def test_parquet_partitioned_by_implementation_and_version_with_the_explicit_sch
     assert [(f.name, f.dataType.simpleString()) for f in df.schema] == [
         (f.name, f.dataType.simpleString()) for f in TRACE
     ]
-    rows = {r["trace_id"]: r for r in df.select("trace_id", "version", "event_count", "complete").collect()}
+    rows = {
+        r["trace_id"]: r
+        for r in df.select("trace_id", "version", "event_count", "complete").collect()
+    }
     assert sorted(rows) == ["3a01", "3a02", "3d01", "4a01", "4a02", "4c01", "4d01"]
     assert rows["3a01"]["version"] == "3.9.2"  # a string, never inferred as a number
     assert rows["4c01"]["complete"] is False and rows["4a01"]["event_count"] == 19

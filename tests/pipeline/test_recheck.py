@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import pytest
-
 import kgc.model.checker
+import pytest
 from kgc.pipeline import recheck
 from kgc.pipeline.convert import parse_lines
 from kgc.pipeline.synthetic import make_trace
@@ -20,7 +19,9 @@ from kgc.properties.traces import dumps_jsonl
 
 
 def _row(trace):
-    (row,) = [r for k, r in parse_lines("mem.jsonl", dumps_jsonl(trace).splitlines()) if k == "trace"]
+    (row,) = [
+        r for k, r in parse_lines("mem.jsonl", dumps_jsonl(trace).splitlines()) if k == "trace"
+    ]
     return row
 
 
@@ -52,7 +53,8 @@ def test_group_states_come_from_the_model_when_the_trace_has_none():
     derived = recheck.fold(_row(trace))
     assert (recorded["state_source"], derived["state_source"]) == ("recorded", "model")
     # the engine recorded the state only when every live model state agreed; compare those
-    pairs = [(a["states"], b["states"]) for a, b in zip(recorded["requests"], derived["requests"])]
+    both = zip(recorded["requests"], derived["requests"], strict=True)
+    pairs = [(a["states"], b["states"]) for a, b in both]
     assert pairs and all(b == a for a, b in pairs if a != ["?"])
 
 
@@ -76,9 +78,13 @@ def test_recheck_in_spark_reaches_every_recorded_verdict(spark, tmp_path):
 
     write_parquet(spark, 80, str(tmp_path), divergence_rate=0.25, min_steps=4, max_steps=10)
     facts = recheck.facts(read_traces(spark, tmp_path))
-    rows = facts.select("recorded_verdict", "recheck_verdict", "agrees_with_recorded", "version").collect()
+    rows = facts.select(
+        "recorded_verdict", "recheck_verdict", "agrees_with_recorded", "version"
+    ).collect()
     assert len(rows) == 80
-    assert all(r["agrees_with_recorded"] for r in rows), [r for r in rows if not r["agrees_with_recorded"]]
+    assert all(r["agrees_with_recorded"] for r in rows), [
+        r for r in rows if not r["agrees_with_recorded"]
+    ]
     verdicts = Counter(r["recheck_verdict"] for r in rows)
     assert verdicts["divergence"] > 5 and verdicts["pass"] > 40  # ~25 % planted, most diverge
     assert {r["version"] for r in rows} == {"4.3.1", "3.9.2"}

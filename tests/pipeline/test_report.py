@@ -37,7 +37,13 @@ def _cell(data, version, request):
 def test_summary_counts_every_trace_and_every_unusable_line(report):
     out, data = report
     s = data["summary"]
-    assert (s["traces"], s["pass"], s["divergence"], s["incomplete"], s["problems"]) == (7, 4, 2, 1, 3)
+    assert (s["traces"], s["pass"], s["divergence"], s["incomplete"], s["problems"]) == (
+        7,
+        4,
+        2,
+        1,
+        3,
+    )
     assert s["recheck_ran"] is True
     assert [(Path(p["source_file"]).name, p["line"]) for p in data["problems"]] == [
         ("corrupt.jsonl", 4),
@@ -98,13 +104,19 @@ def test_coverage_cells_reached_and_never_reached(report):
         ("Stable", "LeaveGroup", "NONE"),
     } <= reached
     never = {(c["group_state"], c["request_type"], c["error"]) for c in cov["never_reached"]}
-    assert ("Stable", "Heartbeat", "ILLEGAL_GENERATION") in never  # the model's answer was never seen
+    assert (
+        "Stable",
+        "Heartbeat",
+        "ILLEGAL_GENERATION",
+    ) in never  # the model's answer was never seen
     assert len(never) + cov["reached"] == cov["universe"] == len(universe())
 
 
 def test_latency_percentiles_per_request_and_version(report):
     _, data = report
-    (join39,) = [r for r in data["latency"] if (r["version"], r["request_type"]) == ("3.9.2", "JoinGroup")]
+    (join39,) = [
+        r for r in data["latency"] if (r["version"], r["request_type"]) == ("3.9.2", "JoinGroup")
+    ]
     # 3.9.2 JoinGroup latencies planted: 3, 9 (3a01), 4, 12 (3a02), 1.5, 4.5 (3d01)
     assert join39["count"] == 6
     assert join39["max_ms"] == 12.0
@@ -141,7 +153,8 @@ def test_the_screenshot_check_fails_without_plots(report, tmp_path, run_chromium
 def screenshot(run_chromium, html: Path, tmp: Path) -> Path:
     shot = tmp / f"{html.stem}.png"
     run_chromium(
-        ["--window-size=1400,2000", f"--screenshot={shot}", html.as_uri()], tmp / f"profile-{html.stem}"
+        ["--window-size=1400,2000", f"--screenshot={shot}", html.as_uri()],
+        tmp / f"profile-{html.stem}",
     )
     assert shot.stat().st_size > 10_000
     return shot
@@ -152,4 +165,6 @@ def _pixels(path: Path):
 
     with Image.open(path) as im:
         rgb = im.convert("RGB")
-        return list(rgb.get_flattened_data() if hasattr(rgb, "get_flattened_data") else rgb.getdata())
+        return list(
+            rgb.get_flattened_data() if hasattr(rgb, "get_flattened_data") else rgb.getdata()
+        )

@@ -51,21 +51,44 @@ def cluster(tmp_path_factory) -> Iterator[dict[str, Any]]:
     )
     launcher = str(home / "bin" / "spark-class")
     commands = [
-        [launcher, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-         "--port", str(port), "--webui-port", str(webui)],
+        [
+            launcher,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(webui),
+        ],
         *[
-            [launcher, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-             "--cores", "1", "--memory", "1g", "--webui-port", str(ui),
-             "--work-dir", str(work / f"worker-{ui}"), f"spark://127.0.0.1:{port}"]
+            [
+                launcher,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--webui-port",
+                str(ui),
+                "--work-dir",
+                str(work / f"worker-{ui}"),
+                f"spark://127.0.0.1:{port}",
+            ]
             for ui in (w1, w2)
         ],
-    ]  # fmt: skip
+    ]
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for i, cmd in enumerate(commands):
             log = open(work / f"daemon-{i}.log", "wb")  # noqa: SIM115 (closed with the process)
-            procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
         deadline = time.monotonic() + 180
         while True:
             assert all(p.poll() is None for p in procs), "a Spark daemon exited; see " + str(work)
@@ -93,20 +116,36 @@ def test_report_job_on_a_two_worker_cluster(cluster, tmp_path):
     out = tmp_path / "report"
     cmd = [
         str(_spark_home() / "bin" / "spark-submit"),
-        "--master", cluster["url"],
-        "--driver-memory", "1g",
-        "--executor-memory", "512m",
-        "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", "spark.driver.bindAddress=127.0.0.1",
-        "--conf", "spark.ui.enabled=false",
-        "--conf", "spark.ui.showConsoleProgress=false",
-        str(ROOT / "pipeline" / "report.py"), str(DATA), "--out", str(out),
-    ]  # fmt: skip
+        "--master",
+        cluster["url"],
+        "--driver-memory",
+        "1g",
+        "--executor-memory",
+        "512m",
+        "--conf",
+        "spark.driver.host=127.0.0.1",
+        "--conf",
+        "spark.driver.bindAddress=127.0.0.1",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.ui.showConsoleProgress=false",
+        str(ROOT / "pipeline" / "report.py"),
+        str(DATA),
+        "--out",
+        str(out),
+    ]
     proc = subprocess.run(cmd, env=cluster["env"], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     data = json.loads((out / "report.json").read_text())
     s = data["summary"]
-    assert (s["traces"], s["pass"], s["divergence"], s["incomplete"], s["problems"]) == (7, 4, 2, 1, 3)
+    assert (s["traces"], s["pass"], s["divergence"], s["incomplete"], s["problems"]) == (
+        7,
+        4,
+        2,
+        1,
+        3,
+    )
     assert s["recheck_ran"] is True
     # it really ran on the cluster: the master saw the application finish with both workers' cores
     apps = [a for a in _state(cluster["webui"])["completedapps"] if a["name"] == "kgc-report"]

@@ -4,7 +4,6 @@ own trace loader."""
 from __future__ import annotations
 
 import pytest
-
 from kgc.pipeline.synthetic import make_trace
 from kgc.properties.traces import dumps_jsonl
 
@@ -15,8 +14,9 @@ def test_same_seed_same_bytes_different_seed_different_trace():
 
 
 def test_a_synthetic_trace_passes_kgc_analyze(tmp_path):
-    from kgc.cli_analyze import analyze_trace
     from kgc.properties.traces import load, save
+
+    from kgc.cli_analyze import analyze_trace
 
     trace = make_trace(21)
     assert trace.result["verdict"] == "pass"
