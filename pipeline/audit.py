@@ -686,6 +686,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run_args(args: argparse.Namespace) -> int:
     from kgc.pipeline import spark as ks
 
+    if args.dump and not Path(args.dump).is_file():
+        raise AuditError(f"no such dump file: {args.dump} (write one with --save-dump)")
     jar = schema_jar(args.schemas_from)
     spark = ks.session(app_name="kgc-audit", master=args.master)
     try:

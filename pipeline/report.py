@@ -755,6 +755,26 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
 # ------------------------------------------------------------------------------------------- job
 
 
+def check_inputs(inputs: list[str], out: Path) -> None:
+    """Fail fast (before Spark starts) on inputs that cannot make a report."""
+    from kgc.pipeline import convert
+
+    missing = [p for p in inputs if not Path(p).exists()]
+    if missing:
+        raise ReportError("no such corpus: " + ", ".join(missing))
+    is_parquet = len(inputs) == 1 and convert.is_parquet_corpus(inputs[0])
+    if not is_parquet and not convert.expand(inputs):
+        raise ReportError(
+            "no trace files (*.jsonl, *.json) under "
+            + ", ".join(inputs)
+            + "; give trace files, folders of them, or a report's parquet/ folder"
+        )
+    if out.is_file() or (
+        out.exists() and any(out.iterdir()) and not (out / "report.json").exists()
+    ):
+        raise ReportError(f"--out {out} is not empty and holds no earlier report; choose a new one")
+
+
 def prepare_out_dir(out: Path) -> None:
     """``out`` must be new, empty, or a previous report (whose files are replaced)."""
     if out.exists() and any(out.iterdir()) and not (out / "report.json").exists():
@@ -783,9 +803,7 @@ def build(
     import kgc
 
     out = Path(out_dir).resolve()
-    missing = [p for p in inputs if not Path(p).exists()]
-    if missing:
-        raise ReportError("no such corpus: " + ", ".join(missing))
+    check_inputs(inputs, out)
     timings: dict[str, float] = {}
     t0 = time.monotonic()
     if len(inputs) == 1 and convert.is_parquet_corpus(inputs[0]):
@@ -885,6 +903,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run_args(args: argparse.Namespace) -> int:
     from kgc.pipeline import spark as ks
 
+    check_inputs(args.corpus, Path(args.out).resolve())
     spark = ks.session(app_name="kgc-report", master=args.master, driver_memory=args.driver_memory)
     try:
         data = build(spark, args.corpus, args.out, recheck=not args.no_recheck, title=args.title)
