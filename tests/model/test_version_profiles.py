@@ -21,8 +21,9 @@ def test_profile_for_version() -> None:
 @pytest.mark.parametrize(("profile", "alive"), [(KAFKA_4_X, False), (KAFKA_3_9, True)])
 def test_sync_in_stable_restarts_the_session_only_in_3_9(profile, alive) -> None:
     # 3.9 doSyncGroup (Stable) calls completeAndScheduleNextHeartbeatExpiration; 4.x
-    # classicGroupSyncToClassicGroup (STABLE) does not. Also observed on a 4.3.1 broker: a member
-    # whose only activity was a Stable SyncGroup 0.7 s into a 1 s session was gone at 1.3 s.
+    # classicGroupSyncToClassicGroup (STABLE) does not. Probed on real brokers: a member whose only
+    # activity was a Stable SyncGroup 0.7 s into a 1 s session was gone at 1.3 s on 4.3.1 and
+    # still there on 3.9.2.
     sim = Sim(profile=profile)
     stable_group(sim, "c1", session=1_000)  # Stable at t=0, deadline 1 000
     sim.take(sim.send(sync("c1", "c1-1", 1), at=700))
@@ -66,7 +67,7 @@ def test_pending_member_expiry_during_initial_delay(profile, early) -> None:
 @pytest.mark.parametrize(("profile", "assignment"), [(KAFKA_4_X, "a-c1-1"), (KAFKA_3_9, "")])
 def test_describe_outside_stable_shows_assignment_only_in_4x(profile, assignment) -> None:
     # 4.x ClassicGroupMember.describeNoMetadata keeps the assignment; 3.9 summaryNoMetadata drops
-    # it. Observed on a 4.3.1 broker: PreparingRebalance listed the Stable member's old assignment.
+    # it. Probed: 4.3.1 listed the old assignment in PreparingRebalance, 3.9.2 an empty one.
     sim = Sim(profile=profile)
     stable_group(sim, "c1")
     sim.send(join("c2", version=3), at=10)
