@@ -159,9 +159,12 @@ class Txn:
         origin = self._origin
         members = self.members
         if len(members) == len(origin.members) and all(
-            members.get(m.member_id) is m for m in origin.members
+            m.member_id in members for m in origin.members
         ):
-            member_tuple = origin.members  # untouched: share the canonical tuple
+            # same ids: keep their (sorted) order; share the tuple if no member changed
+            member_tuple = tuple(members[m.member_id] for m in origin.members)
+            if all(a is b for a, b in zip(member_tuple, origin.members, strict=True)):
+                member_tuple = origin.members
         else:
             member_tuple = tuple(members[k] for k in sorted(members))
         pend = self.pending_members
