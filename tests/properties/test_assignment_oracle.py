@@ -44,3 +44,11 @@ def test_gap_of_a_lopsided_assignment() -> None:
     subs = {"a": ["t"], "b": ["t"]}
     gap = balance_gap("hand", subs, {"t": 4}, {"a": [("t", p) for p in range(4)], "b": []})
     assert (gap.max_load, gap.spread, gap.max_load_gap, gap.spread_gap) == (4, 4, 2, 4)
+
+
+def test_wall_clock_bounded_oracle_gives_the_same_answer() -> None:
+    from kgc.properties.assignment_oracle import best_balance_within
+
+    subs = {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]}
+    counts = {"t0": 1, "t1": 2, "t2": 3}
+    assert best_balance_within(subs, counts, timeout_s=60) == best_balance(subs, counts)
