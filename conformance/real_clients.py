@@ -45,6 +45,9 @@ __all__ = [
     "RealGroup",
     "Verification",
     "decode_member_assignment",
+    "decode_member_subscription",
+    "encode_consumer_assignment",
+    "encode_consumer_subscription",
 ]
 
 LIBRARIES = ("kafka-python", "confluent-kafka")
@@ -73,6 +76,35 @@ def decode_member_assignment(data: bytes | None) -> dict[str, tuple[int, ...]]:
     for tp in decoded.partitions():
         out.setdefault(tp.topic, []).append(tp.partition)
     return {t: tuple(sorted(ps)) for t, ps in sorted(out.items())}
+
+
+def decode_member_subscription(data: bytes | None) -> tuple[str, ...]:
+    """A DescribeGroups ``member_metadata`` (ConsumerProtocolSubscription) -> subscribed topics."""
+    if not data:
+        return ()
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    return tuple(sorted(ConsumerProtocolSubscription.decode(bytes(data)).topics))
+
+
+def encode_consumer_assignment(assignment: Mapping[str, Iterable[int]]) -> bytes:
+    """``{topic: partitions}`` -> ConsumerProtocolAssignment bytes (v0), as a leader sends it."""
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
+    parts = [
+        ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=sorted(ps))
+        for t, ps in sorted(assignment.items())
+    ]
+    value = ConsumerProtocolAssignment(version=0, assigned_partitions=parts, user_data=None)
+    return bytes(value.encode())
+
+
+def encode_consumer_subscription(topics: Iterable[str]) -> bytes:
+    """Subscribed topics -> ConsumerProtocolSubscription bytes (version 0)."""
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
+
+    value = ConsumerProtocolSubscription(version=0, topics=sorted(topics), user_data=None)
+    return bytes(value.encode())
 
 
 # ------------------------------------------------------------------------------------- the worker
