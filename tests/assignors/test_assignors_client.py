@@ -225,3 +225,23 @@ def test_member_order_does_not_depend_on_dict_order() -> None:
     reordered = dict(reversed(list(subs.items())))
     for fn in (range_assign, roundrobin_assign, sticky_assign, cooperative_sticky_assign):
         assert fn(TWO_TOPICS_3, subs) == fn(TWO_TOPICS_3, reordered)
+
+
+def test_sticky_general_builder_fails_where_kafka_throws() -> None:
+    # Found by the Kafka cross-check (test_assignors_vs_kafka.py); Kafka 4.3.1's StickyAssignor
+    # throws NullPointerException at AbstractStickyAssignor.java:1412 on this input. C0 owned t0-0
+    # in generation 1 and now subscribes to nothing; C1 claims t0-0 from generation 2. C0 is
+    # t0-0's "previous owner" (prevAssignment), but having nothing to take it is dropped from the
+    # reassignment (canConsumerParticipateInReassignment), and performReassignments looks up its
+    # size.
+    import pytest
+
+    from kgc.model.assignors import AssignorError
+
+    subs = {
+        "C0": Subscription(topics=(), owned_partitions=tps("t0p0"), generation_id=1),
+        "C1": Subscription(topics=("t0", "t1"), owned_partitions=tps("t0p0"), generation_id=2),
+        "C2": Subscription(topics=("t0",)),
+    }
+    with pytest.raises(AssignorError, match="previous owner C0 of t0-0"):
+        sticky_assign({"t0": 1, "t1": 1}, subs)
