@@ -16,7 +16,10 @@ Keys (seconds unless the name says otherwise):
   member (``..._classes``, the size of the Z3 problem); ``..._3classes_s`` — the same sizes with
   three kinds of member, the common case.
 * ``bounded_proof_s`` — the symbolic proofs plus every assignor over its exhaustive domain
-  (``bounded_proof_domain``), with ``bounded_proof_<assignor>_inputs`` and ``..._verdict``.
+  (``bounded_proof_domain``, ``bounded_proof_stateful_domain``), with
+  ``bounded_proof_<assignor>_inputs`` and ``..._verdict``; and ``..._with_empty_subscriptions_...``:
+  sticky and uniform on a small domain where members may subscribe to nothing (sticky then gives
+  such a member partitions, as Kafka's does).
 
 ``--quick`` shrinks the bounded-proof domains and skips the 10,000 x 1,000 sizes.
 """
@@ -41,7 +44,14 @@ from kgc.properties.bounded_proofs import (
 )
 
 FULL_BOUND = Bound(max_members=4, max_topics=2, max_partitions=6, max_total_partitions=8)
-FULL_STATEFUL_BOUND = Bound(max_members=3, max_topics=2, max_partitions=3, max_total_partitions=3)
+FULL_STATEFUL_BOUND = Bound(
+    max_members=3, max_topics=2, max_partitions=3, max_total_partitions=4, empty_subscriptions=False
+)
+# Members subscribing to nothing make the sticky assignors give them partitions (as Kafka does):
+# a smaller domain with them, reported as counterexample counts.
+EMPTY_SUBSCRIPTION_BOUND = Bound(
+    max_members=2, max_topics=2, max_partitions=2, max_total_partitions=3
+)
 QUICK_BOUND = Bound(max_members=3, max_topics=2, max_partitions=2, max_total_partitions=3)
 QUICK_STATEFUL_BOUND = Bound(max_members=2, max_topics=2, max_partitions=2, max_total_partitions=3)
 
@@ -145,6 +155,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             Verdict.PASS: "proved", Verdict.FAIL: "counterexample", Verdict.UNKNOWN: "unknown"
         }[report.verdict]  # fmt: skip
         out[f"bounded_proof_{key}_s"] = round(report.elapsed_s, 2)
+    for name in ("sticky", "uniform"):
+        report = prove_assignor(name, EMPTY_SUBSCRIPTION_BOUND, max_counterexamples=1)
+        _log(report.summary())
+        key = f"bounded_proof_{name}_with_empty_subscriptions"
+        out[f"{key}_failing_inputs"] = report.failing_inputs
+        out[f"{key}_inputs"] = report.inputs
     out["bounded_proof_s"] = round(time.perf_counter() - started, 2)
     out["bounded_proof_domain"] = bound.describe(False)
     out["bounded_proof_stateful_domain"] = stateful_bound.describe(True)

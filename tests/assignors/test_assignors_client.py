@@ -4,7 +4,9 @@ hand from those texts, not from the model."""
 
 from __future__ import annotations
 
+import pytest
 from kgc.model.assignors import (
+    AssignorError,
     Subscription,
     TopicPartition,
     cooperative_sticky_assign,
@@ -234,10 +236,6 @@ def test_sticky_general_builder_fails_where_kafka_throws() -> None:
     # t0-0's "previous owner" (prevAssignment), but having nothing to take it is dropped from the
     # reassignment (canConsumerParticipateInReassignment), and performReassignments looks up its
     # size.
-    import pytest
-
-    from kgc.model.assignors import AssignorError
-
     subs = {
         "C0": Subscription(topics=(), owned_partitions=tps("t0p0"), generation_id=1),
         "C1": Subscription(topics=("t0", "t1"), owned_partitions=tps("t0p0"), generation_id=2),
