@@ -174,7 +174,6 @@ def _form_group(bootstrap, group_id, topic):
     from kafka import KafkaConsumer
 
     consumer = KafkaConsumer(
-        topic,
         bootstrap_servers=bootstrap,
         group_id=group_id,
         client_id=group_id,
@@ -184,6 +183,11 @@ def _form_group(bootstrap, group_id, topic):
     )
     try:
         deadline = time.monotonic() + 60
+        # the leader assigns only partitions it has metadata for: learn the new topic first
+        while not consumer.partitions_for_topic(topic):
+            assert time.monotonic() < deadline, f"no metadata for {topic}"
+            time.sleep(0.2)
+        consumer.subscribe([topic])
         while not consumer.assignment():
             assert time.monotonic() < deadline, "the consumer never got an assignment"
             consumer.poll(timeout_ms=200)
