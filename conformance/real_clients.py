@@ -522,8 +522,17 @@ class RealGroup:
                 agreed = 0
             last = snap
             time.sleep(0.15)
+        lines = []
+        for name in sorted(want):
+            c = self.consumers[name]
+            alive = "running" if c.proc.poll() is None else f"exited {c.proc.returncode}"
+            recent = [
+                (e["event"], e.get("generation"), len(e.get("owned", []))) for e in c.events[-3:]
+            ]
+            lines.append(f"{name} ({c.lib}, {alive}): last reports {recent}")
         raise AssertionError(
-            f"group {self.group_id} did not settle with {sorted(want)} in {timeout_s} s: {why}"
+            f"group {self.group_id} did not settle with {sorted(want)} in {timeout_s} s: {why}; "
+            + "; ".join(lines)
         )
 
     def _settled(self, snap: GroupSnapshot, want_clients: Mapping[str, str]) -> tuple[bool, str]:
