@@ -14,10 +14,11 @@ relaxed — for broker runs only.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ PROFILES: dict[str, dict[str, Any]] = {
     # a smoke run
     "quick": {"max_examples": 3, "stateful_step_count": 10},
     # quality tests: short sequences, so a planted bug shrinks fast to a few commands
-    "quality": {"max_examples": 60, "stateful_step_count": 10},
+    "quality": {"max_examples": 200, "stateful_step_count": 10},
+    "quality-deep": {"max_examples": 300, "stateful_step_count": 16},
 }
 
 
@@ -89,6 +91,26 @@ class SuiteResult:
         return self.failure is None
 
 
+@contextlib.contextmanager
+def _shrink_budget(seconds: float | None) -> Iterator[None]:
+    """Bound the time Hypothesis spends shrinking (each candidate replays against a live broker).
+
+    Hypothesis caps shrinking at ``engine.MAX_SHRINKING_SECONDS`` (5 minutes), read when shrinking
+    starts; quality tests lower it. An internal knob: if a Hypothesis release drops it, the budget
+    is simply not applied (shrinking still ends at Hypothesis's own limits)."""
+    from hypothesis.internal.conjecture import engine
+
+    if seconds is None or not hasattr(engine, "MAX_SHRINKING_SECONDS"):
+        yield
+        return
+    saved = engine.MAX_SHRINKING_SECONDS
+    engine.MAX_SHRINKING_SECONDS = int(seconds)
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = saved
+
+
 def _check_name(machine: GroupMachine) -> str | None:
     return getattr(machine, "failed_check", None)
 
@@ -108,6 +130,7 @@ def run_suite(
     on_example: Callable[[GroupMachine], None] | None = None,
     database: Any = None,
     group_prefix: str = "kgc-",
+    shrink_budget_s: float | None = None,
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
@@ -135,6 +158,8 @@ def run_suite(
         result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
         check = _check_name(machine)
         if check is not None:
+            if ctx.first_failure_at is None:
+                ctx.first_failure_at = time.monotonic()
             final = bool(current_build_context().is_final)
             failures.append((check, machine.trace(), final))
         if on_example is not None:
@@ -158,7 +183,10 @@ def run_suite(
     machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     start = time.monotonic()
     try:
-        run_state_machine_as_test(machine_cls, settings=hypothesis_settings(profile, database=database))
+        with _shrink_budget(shrink_budget_s):
+            run_state_machine_as_test(
+                machine_cls, settings=hypothesis_settings(profile, database=database)
+            )
     except Flaky as exc:
         result.failure = "flaky"
         result.message = f"a failure did not reproduce on replay: {exc}"

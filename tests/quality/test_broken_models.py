@@ -1,0 +1,89 @@
+"""Quality: the differential suite catches deliberately broken models against a real broker.
+
+Each variant (``kgc.properties.broken``) breaks one rule of the reference model. With it in force,
+the suite runs against the session broker and must (1) report a divergence — not pass, not
+"flaky", (2) save a shrunk trace of at most 10 commands, and (3) that trace, replayed against the
+broker with the variant still in force, must fail again at the same request. Without the variant the
+same replay passes, which shows the failure is the planted bug and not the broker or timing.
+
+Shrinking against a live broker is bounded (``shrink_budget_s``) so the whole module fits in CI.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kgc.cli_replay import _topic_of, replay_one
+from kgc.conformance.client import Cluster
+from kgc.conformance.session import description_of
+from kgc.conformance.suite import run_suite
+from kgc.model.history import Invoke, Receive
+from kgc.properties.broken import broken
+from kgc.properties.machine import TOPIC_PARTITIONS
+from kgc.properties.traces import load, render
+
+MAX_COMMANDS = 10
+SEED = 1
+VARIANTS = [
+    ("generation-not-bumped", "quality"),
+    ("stale-generation-wrong-error", "quality"),
+    ("leader-not-rechosen", "quality"),
+    ("expiry-ignored", "quality"),
+]
+
+
+def _replay(broker, trace):  # noqa: ANN001
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-quality")
+    try:
+        topic = _topic_of(trace)
+        if topic:
+            cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        return replay_one(broker, cluster, trace)
+    finally:
+        cluster.close()
+
+
+def _diverging_request(events, divergence):  # noqa: ANN001
+    e = divergence.event
+    rid = e.request_id if isinstance(e, Receive | Invoke) else None
+    for x in events:
+        if isinstance(x, Invoke) and x.request_id == rid:
+            return x.command.type
+    return e.kind
+
+
+@pytest.mark.broker
+@pytest.mark.quality
+@pytest.mark.parametrize(("variant", "profile"), VARIANTS, ids=[v for v, _ in VARIANTS])
+def test_suite_catches_broken_model(variant, profile, kgc_broker, tmp_path):
+    with broken(variant):
+        result = run_suite(
+            bootstrap_servers=kgc_broker.bootstrap_servers,
+            description=description_of(kgc_broker),
+            profile=profile,
+            seed=SEED,
+            traces_dir=tmp_path,
+            shrink_budget_s=30,
+        )
+    assert result.failure == "divergence", f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"
+    assert len(result.saved) == 1
+    trace = load(result.saved[0])
+    commands = trace.commands
+    print(f"{variant}: {result.examples} examples, trace of {len(commands)} commands\n{render(trace)}")
+    assert len(commands) <= MAX_COMMANDS, render(trace)
+
+    with broken(variant):
+        engine, replayed = _replay(kgc_broker, trace)
+    assert engine.divergence is not None, f"replay did not fail again:\n{render(replayed)}"
+    original = trace.result["divergence"]
+    again = _diverging_request(engine.events, engine.divergence)
+    first_kind = _diverging_request(trace.events, _Div(trace.events[original["index"]]))
+    assert again == first_kind, f"replay failed differently ({again} vs {first_kind})"
+
+    engine, replayed = _replay(kgc_broker, trace)  # the real model: the same commands pass
+    assert engine.divergence is None, f"the unbroken model diverges too:\n{render(replayed)}"
+
+
+class _Div:
+    def __init__(self, event) -> None:  # noqa: ANN001
+        self.event = event
