@@ -461,6 +461,7 @@ def make_plots(data: dict[str, Any]) -> dict[str, bytes]:
         ax.set_yticks(range(len(groups)), labels, fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel("traces")
+        ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_title("Divergences by signature")
         plots["divergences"] = _png(fig)
     return plots
