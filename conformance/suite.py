@@ -84,6 +84,7 @@ class SuiteResult:
     saved: list[Path] = field(default_factory=list)
     coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
     peak_states: int = 0
+    assignment_checks: int = 0  # leader assignments checked with Z3
     target: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -199,6 +200,7 @@ def run_suite(
         result.commands = ctx.commands
         result.ticks = ctx.ticks
         result.coverage = dict(ctx.coverage)
+        result.assignment_checks = ctx.assignment_checks
         cluster.close()
     if result.failure is not None and failures:
         finals = [f for f in failures if f[2]]

@@ -100,6 +100,7 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         f"  commands     {result.commands} requests + {result.ticks} ticks "
         f"in {result.wall_s:.1f} s ({result.commands / max(result.wall_s, 1e-9):.1f} requests/s)",
         f"  model states {result.peak_states} at most at once",
+        f"  assignments  {result.assignment_checks} leader assignments checked with Z3",
         f"  divergences  {0 if result.ok else 1}" + ("" if result.ok else f" ({result.failure})"),
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",

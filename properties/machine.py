@@ -90,6 +90,7 @@ class ClientView:
     protocol_name: str | None = None
     leader: bool = False
     members: tuple[str, ...] = ()
+    subscriptions: tuple[tuple[str, str], ...] = ()  # (member id, metadata) from the leader's join
 
 
 @dataclass(slots=True)
@@ -114,6 +115,7 @@ class SuiteContext:
     new_group_id: Callable[[], str] | None = None
     topic: str = "kgc-suite"  # created by the front end with TOPIC_PARTITIONS partitions
     first_failure_at: float | None = None
+    assignment_checks: int = 0
 
     def version(self, api: str, index: int) -> int:
         """The ``index``-th exercised version of ``api`` (wrapping). Versions are drawn as plain
@@ -209,6 +211,7 @@ class GroupMachine(RuleBasedStateMachine):
                 view.protocol_name = response.protocol_name
                 view.leader = response.leader == response.member_id
                 view.members = tuple(m.member_id for m in response.members)
+                view.subscriptions = tuple((m.member_id, m.metadata) for m in response.members)
                 seen = self.leaders.setdefault(response.generation_id, response.leader)
                 if seen != response.leader:
                     self.failed_check = "two-leaders"
@@ -256,6 +259,24 @@ class GroupMachine(RuleBasedStateMachine):
 
     def report(self) -> str:
         return render(self.trace())
+
+    def _check_assignment(self, v: ClientView, assignments: tuple[Assignment, ...]) -> None:
+        """Z3: the leader's assignment for this generation gives every subscribed partition
+        exactly one owner, and only to subscribers (issue: "every SyncGroup assignment is checked
+        at each step"). A FAIL or an UNKNOWN stops the example as an invariant failure."""
+        from kgc.properties.assignment_z3 import check_generation
+
+        result = check_generation(
+            dict(v.subscriptions),
+            {a.member_id: a.assignment for a in assignments},
+            partitions_per_topic={self.topic: TOPIC_PARTITIONS},
+            generation_id=v.generation_id,
+            check_handoff=False,
+        )
+        self.context.assignment_checks += 1
+        if str(result.verdict) not in ("PASS", "Verdict.PASS") and self.failed_check is None:
+            self.failed_check = "assignment"
+            self.failure_message = f"generation {v.generation_id}: {result}"
 
     def _idle(self, client: str) -> bool:
         return not self.target.in_flight(client)
@@ -344,6 +365,8 @@ class GroupMachine(RuleBasedStateMachine):
         v = self.views[client]
         generation = v.generation_id - 1 if stale else v.generation_id
         assignments = assignment_for(v.members, self.topic) if (v.leader and v.members) else ()
+        if assignments and not stale:
+            self._check_assignment(v, assignments)
         self._run(
             SyncGroup(
                 client=client,

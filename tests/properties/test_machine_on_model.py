@@ -69,3 +69,22 @@ def test_reaches_every_group_state():
     ctx = _run(RECORD, 3, 80)
     states = {cell[0] for cell in ctx.coverage}
     assert {"Empty", "PreparingRebalance", "CompletingRebalance", "Stable"} <= states, states
+
+
+def test_a_leader_that_double_assigns_is_caught(monkeypatch):
+    """A test leader that gives partition 0 to every member: Z3 flags it at its SyncGroup."""
+    import json
+
+    import pytest
+
+    from kgc.model.commands import Assignment
+    from kgc.properties import machine as machine_module
+
+    def greedy(members, topic):  # noqa: ANN001
+        return tuple(
+            Assignment(member_id=m, assignment=json.dumps({topic: [0]})) for m in sorted(members)
+        )
+
+    monkeypatch.setattr(machine_module, "assignment_for", greedy)
+    with pytest.raises(machine_module.InvariantError, match="owned by 2 members|has no owner"):
+        _run(RECORD, None, 200)
