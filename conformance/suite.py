@@ -85,6 +85,7 @@ class SuiteResult:
     coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
     peak_states: int = 0
     assignment_checks: int = 0  # leader assignments checked with Z3
+    tick_ms: int = 0  # time the suite spent letting time pass on purpose
     target: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -201,6 +202,7 @@ def run_suite(
         result.ticks = ctx.ticks
         result.coverage = dict(ctx.coverage)
         result.assignment_checks = ctx.assignment_checks
+        result.tick_ms = ctx.tick_ms
         cluster.close()
     if result.failure is not None and failures:
         finals = [f for f in failures if f[2]]

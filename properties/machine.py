@@ -116,6 +116,7 @@ class SuiteContext:
     topic: str = "kgc-suite"  # created by the front end with TOPIC_PARTITIONS partitions
     first_failure_at: float | None = None
     assignment_checks: int = 0
+    tick_ms: int = 0
 
     def version(self, api: str, index: int) -> int:
         """The ``index``-th exercised version of ``api`` (wrapping). Versions are drawn as plain
@@ -188,6 +189,7 @@ class GroupMachine(RuleBasedStateMachine):
         ctx = self.context
         if isinstance(command, Tick):
             ctx.ticks += 1
+            ctx.tick_ms += command.ms
         else:
             ctx.commands += 1
         result = self.engine.execute(command)
