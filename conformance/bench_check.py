@@ -25,8 +25,10 @@ from kgc.properties.traces import load
 
 def run(args: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    with open_broker(kafka_version=getattr(args, "kafka_version", None)) as broker, \
-            tempfile.TemporaryDirectory() as tmp:
+    with (
+        open_broker(kafka_version=getattr(args, "kafka_version", None)) as broker,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         description = description_of(broker)
         out["kafka_version"] = description.get("version")
         print("bench check: ci profile…", file=sys.stderr)
@@ -61,7 +63,5 @@ def run(args: Any) -> dict[str, Any]:
                 key = name.replace("-", "_")
                 out[f"shrink_s_{key}"] = round(time.monotonic() - t0, 1)
                 out[f"caught_{key}"] = v.failure
-                out[f"trace_commands_{key}"] = (
-                    len(load(v.saved[0]).commands) if v.saved else None
-                )
+                out[f"trace_commands_{key}"] = len(load(v.saved[0]).commands) if v.saved else None
     return out

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from kafka.protocol.admin.configs import DescribeConfigsRequest, DescribeConfigsResponse
-
 from kgc.conformance.client import Cluster, error_name
 
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER

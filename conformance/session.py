@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+
 @contextmanager
 def open_broker(
     *,
@@ -45,7 +46,7 @@ def description_of(broker: Any) -> dict[str, Any]:
 
 
 def fault_runner(broker: Any) -> Any:
-    """A ``(action, node) -> None`` that performs nemesis actions on ``broker``, or ``None`` when the
+    """A ``(action, node) -> None`` performing nemesis actions on ``broker``, or ``None`` when the
     broker was not started by kgc (then a sequence with faults refuses to run, saying why)."""
     if not getattr(broker, "can_inject_faults", False):
         return None
@@ -58,7 +59,9 @@ def fault_runner(broker: Any) -> Any:
 
     def perform(action: str, node: int) -> None:
         if action not in actions:
-            raise ValueError(f"unknown nemesis action {action!r}; expected one of {sorted(actions)}")
+            raise ValueError(
+                f"unknown nemesis action {action!r}; expected one of {sorted(actions)}"
+            )
         actions[action](node)
 
     return perform

@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.control import current_build_context
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
-
 from kgc.model.checker import CheckerConfig, Model
 from kgc.properties.engine import EngineConfig
 from kgc.properties.machine import (

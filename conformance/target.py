@@ -14,13 +14,15 @@ An id can also show up before its owner hears of it: DescribeGroups lists a memb
 (v3 and older, or static) is still pending. Apache Kafka builds member ids as
 ``clientId + "-" + UUID`` for dynamic members and ``groupInstanceId + "-" + UUID`` for static ones
 (``GroupMetadataManager``/``GroupCoordinator``); each simulated client connects with client id
-``kgc-cK`` and uses instance id ``cK-instance``, so such an id is attributed to ``cK`` by its prefix. An id matching no client (another implementation may build
+``kgc-cK`` and uses instance id ``cK-instance``, so such an id is attributed to ``cK`` by its
+prefix. An id matching no client (another implementation may build
 ids differently) waits up to ``defer_ms`` for its owner's answer and is then named ``unknown-…``,
 which no model state allows: the divergence is reported, not hidden.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import dataclass
@@ -30,7 +32,6 @@ from kgc.conformance import wire
 from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
 from kgc.model.commands import Request
 from kgc.properties.target import Arrival
-
 
 # dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
 # (groupInstanceId-UUID, both versions' coordinators), the machine's instance ids being cK-instance
@@ -144,7 +145,5 @@ class BrokerTarget:
         return self._ids.as_dict()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(ConnectionClosedError):
             self._group.close()
-        except ConnectionClosedError:
-            pass

@@ -27,7 +27,15 @@ from typing import Any
 
 from kgc.conformance.client import Cluster
 from kgc.conformance.target import BrokerTarget
-from kgc.model.commands import Heartbeat, JoinGroup, Protocol, Request, Response, SyncGroup, Assignment
+from kgc.model.commands import (
+    Assignment,
+    Heartbeat,
+    JoinGroup,
+    Protocol,
+    Request,
+    Response,
+    SyncGroup,
+)
 
 PROTOCOLS = (Protocol(name="range", metadata=""),)
 
@@ -59,12 +67,23 @@ class _Driver:
 
     def join_two_step(self, client: str, session: int, rebalance: int) -> tuple[int, float]:
         first = self.call(
-            JoinGroup(client=client, session_timeout_ms=session, rebalance_timeout_ms=rebalance,
-                      protocols=PROTOCOLS, version=5)
+            JoinGroup(
+                client=client,
+                session_timeout_ms=session,
+                rebalance_timeout_ms=rebalance,
+                protocols=PROTOCOLS,
+                version=5,
+            )
         )
         return self.send(
-            JoinGroup(client=client, member_id=first.member_id, session_timeout_ms=session,  # type: ignore[union-attr]
-                      rebalance_timeout_ms=rebalance, protocols=PROTOCOLS, version=5)
+            JoinGroup(
+                client=client,
+                member_id=first.member_id,
+                session_timeout_ms=session,  # type: ignore[union-attr]
+                rebalance_timeout_ms=rebalance,
+                protocols=PROTOCOLS,
+                version=5,
+            )
         )
 
 
@@ -73,8 +92,15 @@ def _stable_leader(d: _Driver, session: int, rebalance: int) -> tuple[str, int]:
     joined, _ = d.wait(rid)
     assert joined.error == "NONE", joined  # type: ignore[union-attr]
     member, gen = joined.member_id, joined.generation_id  # type: ignore[union-attr]
-    synced = d.call(SyncGroup(client="c1", member_id=member, generation_id=gen,
-                              assignments=(Assignment(member_id=member, assignment=""),), version=3))
+    synced = d.call(
+        SyncGroup(
+            client="c1",
+            member_id=member,
+            generation_id=gen,
+            assignments=(Assignment(member_id=member, assignment=""),),
+            version=3,
+        )
+    )
     assert synced.error == "NONE", synced  # type: ignore[union-attr]
     return member, gen
 
@@ -127,7 +153,11 @@ def measure(bootstrap_servers: str, *, rounds: int = 8) -> dict[str, Any]:
             f"{key}_max_ms": round(xs[-1], 1),
         }
 
-    return {"rounds": rounds, **stats(joins, "join_timeout_late"), **stats(expiries, "session_expiry_late")}
+    return {
+        "rounds": rounds,
+        **stats(joins, "join_timeout_late"),
+        **stats(expiries, "session_expiry_late"),
+    }
 
 
 def run(args: Any) -> dict[str, Any]:

@@ -54,12 +54,10 @@ Normalisations (each makes one model field version-independent; all documented o
 from __future__ import annotations
 
 import json
-
 from collections.abc import Mapping
 from typing import Any
 
 from kafka.protocol.admin.groups import DescribeGroupsRequest
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -67,6 +65,10 @@ from kafka.protocol.consumer.group import (
     OffsetCommitRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
+)
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
 )
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kgc.conformance.client import GROUP_KEY_TYPE, error_name
@@ -195,7 +197,11 @@ def _assignment_bytes(s: str) -> bytes:
         ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=list(ps))
         for t, ps in sorted(obj.items())
     ]
-    return bytes(ConsumerProtocolAssignment(version=0, assigned_partitions=parts, user_data=None).encode(version=0))
+    return bytes(
+        ConsumerProtocolAssignment(version=0, assigned_partitions=parts, user_data=None).encode(
+            version=0
+        )
+    )
 
 
 def _metadata_text(b: bytes | None) -> str:
@@ -464,7 +470,8 @@ def decode(
             )
         case m.SyncGroup():
             return m.SyncGroupResponse(
-                error=error_name(response.error_code), assignment=_assignment_text(response.assignment)
+                error=error_name(response.error_code),
+                assignment=_assignment_text(response.assignment),
             )
         case m.Heartbeat():
             return m.HeartbeatResponse(error=error_name(response.error_code))

@@ -15,7 +15,9 @@ from kgc.cli import UserError
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("traces", nargs="+", help="trace files (.json/.jsonl) or folders of them")
-    p.add_argument("--verbose", "-v", action="store_true", help="print each diverging trace's steps")
+    p.add_argument(
+        "--verbose", "-v", action="store_true", help="print each diverging trace's steps"
+    )
 
 
 def analyze_trace(trace) -> tuple[str, object]:  # noqa: ANN001
@@ -25,7 +27,9 @@ def analyze_trace(trace) -> tuple[str, object]:  # noqa: ANN001
 
     model = model_from_manifest(trace.manifest)
     known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
-    cfg = CheckerConfig(**{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known})
+    cfg = CheckerConfig(
+        **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
+    )
     divergence = check(model, trace.events, cfg)
     return ("pass" if divergence is None else "divergence"), divergence
 

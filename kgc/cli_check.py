@@ -18,7 +18,9 @@ from kgc.cli import UserError
 def add_arguments(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--bootstrap-server", help="test a broker you run (HOST:PORT[,…])")
-    where.add_argument("--kafka-version", help="embedded Apache Kafka version (default: pinned 4.x)")
+    where.add_argument(
+        "--kafka-version", help="embedded Apache Kafka version (default: pinned 4.x)"
+    )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None, help="embedded mode")
     p.add_argument("--profile", default="ci", help="ci (default), thorough or quick")
     p.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random)")
@@ -62,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
 def _target_line(d: dict) -> str:
     return (
         f"{d.get('implementation', '?')} {d.get('version', '?')} "
-        f"({d.get('mode', '?')}, {d.get('nodes', '?')} node(s)) at {d.get('bootstrap_servers', '?')}"
+        f"({d.get('mode', '?')}, {d.get('nodes', '?')} node(s)) "
+        f"at {d.get('bootstrap_servers', '?')}"
     )
 
 

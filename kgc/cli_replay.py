@@ -19,7 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("traces", nargs="+", help="trace files (.json/.jsonl) or folders of them")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--bootstrap-server", help="replay against a broker you run")
-    where.add_argument("--kafka-version", help="embedded Apache Kafka version (default: the trace's)")
+    where.add_argument(
+        "--kafka-version", help="embedded Apache Kafka version (default: the trace's)"
+    )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None)
     p.add_argument("--save", default=None, help="folder to save each replay's trace in")
     p.add_argument("--verbose", "-v", action="store_true", help="print failing replays' steps")
@@ -37,11 +39,15 @@ def replay_one(broker, cluster, trace, *, group_prefix: str = "kgc-replay-"):  #
     description = description_of(broker)
     group_id = f"{group_prefix}{secrets.token_hex(4)}"
     known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
-    cfg = CheckerConfig(**{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known})
+    cfg = CheckerConfig(
+        **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
+    )
     target = BrokerTarget(cluster, group_id, description=description)
     engine = Engine(target, model_from_manifest(trace.manifest), checker_config=cfg)
     try:
-        engine.run(trace.commands_with_faults(), stop_at_divergence=True, faults=fault_runner(broker))
+        engine.run(
+            trace.commands_with_faults(), stop_at_divergence=True, faults=fault_runner(broker)
+        )
     finally:
         target.close()
     manifest = new_manifest(
@@ -54,7 +60,9 @@ def replay_one(broker, cluster, trace, *, group_prefix: str = "kgc-replay-"):  #
         checker=trace.manifest.get("checker", {}),
     )
     manifest["replay_of"] = trace.manifest.get("trace_id")
-    new = Trace(manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine))
+    new = Trace(
+        manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine)
+    )
     return engine, new
 
 
@@ -81,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
             )
         version = versions.pop() if versions else None
     failing = 0
-    with open_broker(bootstrap_server=args.bootstrap_server, kafka_version=version, mode=args.mode) as broker:
+    with open_broker(
+        bootstrap_server=args.bootstrap_server, kafka_version=version, mode=args.mode
+    ) as broker:
         cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay")
         try:
             from kgc.properties.machine import TOPIC_PARTITIONS
@@ -100,12 +110,18 @@ def run(args: argparse.Namespace) -> int:
                     (False, "pass"): "NOW FAILING",
                 }.get((now_ok, was), "PASSES" if now_ok else "FAILING")
                 failing += 0 if now_ok else 1
-                extra = "" if now_ok else f" at step {engine.divergence.event.step}: {engine.divergence.reason}"
+                extra = (
+                    ""
+                    if now_ok
+                    else f" at step {engine.divergence.event.step}: {engine.divergence.reason}"
+                )
                 print(f"{label:13} {path}{extra}")
                 if not now_ok and args.verbose:
                     print(render(new))
                 if args.save:
-                    print(f"              saved {save(new, f'{args.save}/{path.stem}.replay.json')}")
+                    print(
+                        f"              saved {save(new, f'{args.save}/{path.stem}.replay.json')}"
+                    )
         finally:
             cluster.close()
     print(f"{len(loaded) - failing} passed, {failing} failed")

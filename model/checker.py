@@ -135,10 +135,7 @@ class Checker(Generic[S]):
     def due(self, at_ms: float) -> frozenset[int]:
         """Requests answered in every state once time reaches ``at_ms`` (timers that must have
         fired by then included). Looks ahead without changing the set."""
-        sets = [
-            frozenset(self.model.outbox(s))
-            for s in set(self._advance(self.states, at_ms))
-        ]
+        sets = [frozenset(self.model.outbox(s)) for s in set(self._advance(self.states, at_ms))]
         return frozenset.intersection(*sets) if sets else frozenset()
 
     def may_answer(self) -> frozenset[int]:
@@ -172,7 +169,9 @@ class Checker(Generic[S]):
                     yield s
         elif isinstance(event, Fault):
             for s in set(self._advance(states, event.at_ms)):
-                yield from self.model.fault(s, action=event.action, node=event.node, at_ms=event.at_ms)
+                yield from self.model.fault(
+                    s, action=event.action, node=event.node, at_ms=event.at_ms
+                )
 
     def _allowed(self, state: S, event: Event) -> str:
         out = self.model.outbox(state)
@@ -208,6 +207,8 @@ def _short(response: Response) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
-def check(model: Model[S], events: Sequence[Event], config: CheckerConfig | None = None) -> Divergence | None:
+def check(
+    model: Model[S], events: Sequence[Event], config: CheckerConfig | None = None
+) -> Divergence | None:
     """Check a whole history; the pure function the pytest suite and the Spark job both call."""
     return Checker(model, config or CheckerConfig()).feed_all(events)

@@ -260,7 +260,9 @@ class DescribedMember:
 class DescribeGroupsResponse:
     type: ClassVar[str] = "DescribeGroupsResponse"
     error: str
-    group_state: str = ""  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    group_state: str = (
+        ""  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+    )
     protocol_type: str = ""
     protocol_data: str = ""  # the selected protocol name while a generation is live
     members: tuple[DescribedMember, ...] = ()  # sorted by id

@@ -13,7 +13,7 @@ Per step (DESIGN-NOTES.md, "Requests that stay pending"):
 Every event is fed to the checker as it is recorded, so the first divergence is known at the event
 that caused it. The engine never sleeps blindly: time passes inside ``poll``.
 
-Front ends (the Hypothesis state machine, ``kgc check``, ``kgc replay``, the pytest plugin, the Spark
+Front ends (the Hypothesis state machine, ``kgc check``, ``kgc replay``, the pytest plugin, Spark's
 pipeline's synthetic corpora) all drive this one class and consume the same :class:`StepResult`.
 """
 

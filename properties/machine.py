@@ -3,7 +3,8 @@
 Each rule builds one command from what the sending client knows (its member id, its generation,
 whether it leads — exactly what a real client would know from the responses it got), sometimes
 deliberately wrong (a stale generation, a stranger's member id), and hands it to the
-:class:`~kgc.properties.engine.Engine`, which sends it to the target and checks every response against
+:class:`~kgc.properties.engine.Engine`, which sends it to the target and checks every response
+against
 the reference model. Invariants after each step hold on the *target's* observations alone, so they
 catch a broker bug even where the model has none to compare.
 
@@ -29,7 +30,6 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
-
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.commands import (
     NO_GENERATION,
@@ -312,7 +312,9 @@ class GroupMachine(RuleBasedStateMachine):
 
     @rule(target=clients, **client_settings)
     @precondition(lambda self: len(self.views) < MAX_CLIENTS)
-    def new_client(self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]) -> str:
+    def new_client(
+        self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]
+    ) -> str:
         return self._add_client(session, rebalance, static, protocols)
 
     def _join_command(self, client: str, version: int, member_id: str) -> JoinGroup:
@@ -324,8 +326,7 @@ class GroupMachine(RuleBasedStateMachine):
             session_timeout_ms=v.session_timeout_ms,
             rebalance_timeout_ms=v.rebalance_timeout_ms,
             protocols=tuple(
-                Protocol(name=p, metadata=json.dumps({"topics": [self.topic]}))
-                for p in v.protocols
+                Protocol(name=p, metadata=json.dumps({"topics": [self.topic]})) for p in v.protocols
             ),
             version=version,
         )
@@ -382,7 +383,9 @@ class GroupMachine(RuleBasedStateMachine):
             )
         )
 
-    @rule(client=clients, vi=VERSION_INDEX, generation=st.sampled_from(("current", "stale", "none")))
+    @rule(
+        client=clients, vi=VERSION_INDEX, generation=st.sampled_from(("current", "stale", "none"))
+    )
     def heartbeat(self, client: str, vi: int, generation: str) -> None:
         if not self._idle(client):
             return

@@ -64,10 +64,14 @@ def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
         if key not in known:
             raise ValueError(f"field 'manifest.model.config.{key}': not a GroupConfig setting")
         kwargs[key] = tuple(value) if isinstance(value, list) else value
-    return ClassicGroupModel(GroupConfig(profile=PROFILES[profile_name], group_id=group_id, **kwargs))
+    return ClassicGroupModel(
+        GroupConfig(profile=PROFILES[profile_name], group_id=group_id, **kwargs)
+    )
 
 
-def model_for(description: dict[str, Any]) -> tuple[Callable[[str], ClassicGroupModel], dict[str, Any]]:
+def model_for(
+    description: dict[str, Any],
+) -> tuple[Callable[[str], ClassicGroupModel], dict[str, Any]]:
     """``(new_model(group_id), manifest record)`` for a target described by ``description``."""
     record = model_manifest(description)
     return (lambda group_id: build(record, group_id)), record

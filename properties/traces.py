@@ -5,12 +5,12 @@ A trace is data — versioned, self-describing, written atomically and never sil
 
 * JSONL (``*.jsonl``): a ``manifest`` line, one line per history event
   (:func:`kgc.model.history.event_to_json`, plus optional extra keys such as ``latency_ms``), and a
-  final ``result`` line. This is what recorded runs and corpora use, and what the Spark pipeline reads.
+  final ``result`` line. Recorded runs and corpora use it, and the Spark pipeline reads it.
 * JSON (``*.json``): one document ``{"manifest": …, "events": […], "result": …}``. Minimal failing
   cases are saved this way under ``traces/``.
 
 The manifest names the format version, the kgc version, the target (implementation, version, mode,
-nodes, config), the seed and profile, the model profile and the checker's tolerances, so that a trace
+nodes, config), the seed and profile, the model profile and the checker's tolerances, so a trace
 can be re-checked with no broker (``kgc analyze``) and re-sent to any broker (``kgc replay``).
 """
 

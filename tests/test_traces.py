@@ -21,10 +21,11 @@ if TRACES:
     @pytest.mark.broker
     @pytest.mark.parametrize("path", TRACES, ids=[p.name for p in TRACES])
     def test_saved_trace_replays_clean(path, kgc_broker):
-        from kgc.cli_replay import _topic_of, replay_one
         from kgc.conformance.client import Cluster
         from kgc.properties.machine import TOPIC_PARTITIONS
         from kgc.properties.traces import load, render
+
+        from kgc.cli_replay import _topic_of, replay_one
 
         trace = load(path)
         cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-regression")

@@ -20,11 +20,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = {"model": 0, "properties": 1, "conformance": 2, "pipeline": 3, "kgc": 3}
-FOLDER_PACKAGE = {"model": "kgc.model", "properties": "kgc.properties", "conformance": "kgc.conformance",
-                  "pipeline": "kgc.pipeline"}
+FOLDER_PACKAGE = {
+    "model": "kgc.model",
+    "properties": "kgc.properties",
+    "conformance": "kgc.conformance",
+    "pipeline": "kgc.pipeline",
+}
 # modules a pure model must never import even though they are in the standard library
-IMPURE_STDLIB = {"time", "random", "socket", "os", "subprocess", "threading", "datetime", "secrets",
-                 "selectors", "asyncio", "io", "pathlib", "tempfile", "uuid"}
+IMPURE_STDLIB = {
+    "time",
+    "random",
+    "socket",
+    "os",
+    "subprocess",
+    "threading",
+    "datetime",
+    "secrets",
+    "selectors",
+    "asyncio",
+    "io",
+    "pathlib",
+    "tempfile",
+    "uuid",
+}
 THIRD_PARTY_ALLOWED = {
     "properties": {"hypothesis", "z3"},
     "conformance": {"hypothesis", "z3", "kafka", "kazoo", "testcontainers", "confluent_kafka"},
@@ -96,7 +114,7 @@ def test_model_is_pure_standard_library() -> None:
 
 
 def test_model_imports_nothing_heavy_at_runtime() -> None:
-    """Importing every model module loads no third-party package (checked in a fresh interpreter)."""
+    """Importing every model module loads no third-party package (in a fresh interpreter)."""
     import subprocess
 
     names = [

@@ -8,7 +8,6 @@ the suite reported a hang the broker never had.
 from __future__ import annotations
 
 import pytest
-
 from kgc.conformance.client import Connection, Poller, describe_groups, parse_bootstrap
 
 

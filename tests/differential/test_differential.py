@@ -9,7 +9,6 @@ the assertion message is the readable trace.
 from __future__ import annotations
 
 import pytest
-
 from kgc.conformance.session import description_of
 from kgc.conformance.suite import run_suite
 

@@ -20,7 +20,6 @@ contract.
 from __future__ import annotations
 
 import pytest
-
 from kgc.conformance.client import join_group
 from kgc.conformance.session import description_of
 
@@ -44,7 +43,9 @@ def _known_hang(broker) -> str | None:  # noqa: ANN001
 
 
 @pytest.mark.broker
-def test_join_with_unparseable_consumer_metadata_is_answered(kgc_broker, kgc_client, kgc_group_id, request):
+def test_join_with_unparseable_consumer_metadata_is_answered(
+    kgc_broker, kgc_client, kgc_group_id, request
+):
     reason = _known_hang(kgc_broker)
     if reason:
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))

@@ -33,7 +33,9 @@ class Toy:
     def initial(self) -> ToyState:
         return ToyState()
 
-    def advance(self, state: ToyState, *, must_until: float, may_until: float) -> Iterable[ToyState]:
+    def advance(
+        self, state: ToyState, *, must_until: float, may_until: float
+    ) -> Iterable[ToyState]:
         timers = sorted(state.timers)
         results = []
         # fire a prefix: all "must" timers, then 0..k of the "may" ones
@@ -46,7 +48,9 @@ class Toy:
             results.append(ToyState(timers=rest, out=out))
         return results
 
-    def invoke(self, state: ToyState, *, request_id: int, command: Request, at_ms: float) -> Iterable[ToyState]:
+    def invoke(
+        self, state: ToyState, *, request_id: int, command: Request, at_ms: float
+    ) -> Iterable[ToyState]:
         if isinstance(command, Heartbeat):
             return [replace(state, timers=state.timers + ((at_ms + DELAY, request_id),))]
         resp = DescribeGroupsResponse(error="NONE", group_state="Stable")
@@ -101,7 +105,12 @@ def test_wrong_response_diverges_at_that_event():
     # DescribeGroups must say Stable; the target said Empty
     history = [
         Invoke(step=0, at_ms=0, request_id=0, command=DG),
-        Receive(step=0, at_ms=1, request_id=0, response=DescribeGroupsResponse(error="NONE", group_state="Empty")),
+        Receive(
+            step=0,
+            at_ms=1,
+            request_id=0,
+            response=DescribeGroupsResponse(error="NONE", group_state="Empty"),
+        ),
     ]
     d = check(Toy(), history, CFG)
     assert d is not None and d.index == 1

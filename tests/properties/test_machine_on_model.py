@@ -13,8 +13,6 @@ import random
 
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
-
-from kgc.model import GroupConfig
 from kgc.model.checker import CheckerConfig
 from kgc.properties.machine import SuiteContext, machine_for
 from kgc.properties.models import build
@@ -76,7 +74,6 @@ def test_a_leader_that_double_assigns_is_caught(monkeypatch):
     import json
 
     import pytest
-
     from kgc.model.commands import Assignment
     from kgc.properties import machine as machine_module
 

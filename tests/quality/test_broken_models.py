@@ -12,8 +12,6 @@ Shrinking against a live broker is bounded (``shrink_budget_s``) so the whole mo
 from __future__ import annotations
 
 import pytest
-
-from kgc.cli_replay import _topic_of, replay_one
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
 from kgc.conformance.suite import run_suite
@@ -21,6 +19,8 @@ from kgc.model.history import Invoke, Receive
 from kgc.properties.broken import broken
 from kgc.properties.machine import TOPIC_PARTITIONS
 from kgc.properties.traces import load, render
+
+from kgc.cli_replay import _topic_of, replay_one
 
 MAX_COMMANDS = 10
 SEED = 1
@@ -65,11 +65,15 @@ def test_suite_catches_broken_model(variant, profile, kgc_broker, tmp_path):
             traces_dir=tmp_path,
             shrink_budget_s=30,
         )
-    assert result.failure == "divergence", f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"
+    assert result.failure == "divergence", (
+        f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"
+    )
     assert len(result.saved) == 1
     trace = load(result.saved[0])
     commands = trace.commands
-    print(f"{variant}: {result.examples} examples, trace of {len(commands)} commands\n{render(trace)}")
+    print(
+        f"{variant}: {result.examples} examples, trace of {len(commands)} commands\n{render(trace)}"
+    )
     assert len(commands) <= MAX_COMMANDS, render(trace)
 
     with broken(variant):

@@ -21,7 +21,6 @@ import json
 import secrets
 
 import pytest
-
 from kgc.conformance.brokerconfig import facts
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
@@ -48,31 +47,44 @@ def _history(topic: str) -> list:
     changed = protos + (Protocol(name="roundrobin", metadata=meta),)
 
     def join(c, member, session, protocols=protos):  # noqa: ANN001
-        return JoinGroup(client=c, member_id=member, session_timeout_ms=session,
-                         rebalance_timeout_ms=2000, protocols=protocols, version=3)
+        return JoinGroup(
+            client=c,
+            member_id=member,
+            session_timeout_ms=session,
+            rebalance_timeout_ms=2000,
+            protocols=protocols,
+            version=3,
+        )
 
     def sync(c, member, gen, leader):  # noqa: ANN001
         assignments = (
-            (Assignment(member_id="c1-1", assignment=json.dumps({topic: [0, 2]})),
-             Assignment(member_id="c2-1", assignment=json.dumps({topic: [1]})))
+            (
+                Assignment(member_id="c1-1", assignment=json.dumps({topic: [0, 2]})),
+                Assignment(member_id="c2-1", assignment=json.dumps({topic: [1]})),
+            )
             if leader and gen == 2
             else (Assignment(member_id="c1-1", assignment=json.dumps({topic: [0, 1, 2]})),)
             if leader
             else ()
         )
-        return SyncGroup(client=c, member_id=member, generation_id=gen, assignments=assignments, version=3)
+        return SyncGroup(
+            client=c, member_id=member, generation_id=gen, assignments=assignments, version=3
+        )
 
     return [
-        join("c1", "", 2000), sync("c1", "c1-1", 1, True),                 # generation 1: c1
-        join("c2", "", 1000), join("c1", "c1-1", 2000),                    # generation 2: c1, c2
-        sync("c1", "c1-1", 2, True), sync("c2", "c2-1", 2, False),
+        join("c1", "", 2000),
+        sync("c1", "c1-1", 1, True),  # generation 1: c1
+        join("c2", "", 1000),
+        join("c1", "c1-1", 2000),  # generation 2: c1, c2
+        sync("c1", "c1-1", 2, True),
+        sync("c2", "c2-1", 2, False),
         # c2 rejoins with changed protocols (an unchanged follower would just get its assignment
         # back in Stable): a rebalance starts and c2 is parked until c1 rejoins or times out
         join("c2", "c2-1", 1000, changed),
         Heartbeat(client="c1", member_id="c1-1", generation_id=2, version=3),
-        Tick(ms=1300),                                                     # past c2's deadline
+        Tick(ms=1300),  # past c2's deadline
         Heartbeat(client="c1", member_id="c1-1", generation_id=2, version=3),
-        DescribeGroups(client="c1", version=5),                           # c2 must still be there
+        DescribeGroups(client="c1", version=5),  # c2 must still be there
     ]
 
 
@@ -91,8 +103,12 @@ def _run(broker):  # noqa: ANN001
     finally:
         target.close()
         cluster.close()
-    trace = Trace(manifest={"target": description, "group_id": group_id}, events=engine.events,
-                  extras=engine.extras, result=result_of(engine))
+    trace = Trace(
+        manifest={"target": description, "group_id": group_id},
+        events=engine.events,
+        extras=engine.extras,
+        result=result_of(engine),
+    )
     return engine, trace
 
 
