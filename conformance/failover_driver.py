@@ -349,7 +349,9 @@ class GroupDriver:
                 raise ScenarioError(f"{command.client}: cannot reach coordinator {c.node}")
             request, version = wire.encode(command, self.group_id, self.ids)
             handles[command.client] = (command, conn.send(request, version))
-        self.admin.poller.wait([h for _, h in handles.values()], 30.0)
+        # longer than the 30 s rebalance timeout form_group uses, so a join that completes at the
+        # timeout (a member counted late on a loaded machine) is still seen
+        self.admin.poller.wait([h for _, h in handles.values()], 45.0)
         out = {}
         for client, (command, h) in handles.items():
             if not h.done or h.error is not None:
@@ -367,7 +369,9 @@ class GroupDriver:
                 member_id=member[c],
                 session_timeout_ms=session_ms,
                 rebalance_timeout_ms=session_ms,
-                protocols=(m.Protocol(name=protocol, metadata="kgc"),),
+                # a real consumer subscription: "consumer" metadata that does not parse makes
+                # Kafka's join completion fail silently (tests/findings/test_consumer_metadata.py)
+                protocols=(m.Protocol(name=protocol, metadata='{"topics": []}'),),
                 version=VERSIONS["JoinGroup"],
             )
 
