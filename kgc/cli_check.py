@@ -94,15 +94,15 @@ class _Progress:
 
 
 def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
+    busy_rate = result.commands / max(result.wall_s - result.tick_ms / 1000, 1e-9)
     lines = [
         "",
         "kgc check — summary",
         f"  target       {_target_line(result.target)}",
         f"  profile      {result.profile} (seed {result.seed})",
         f"  examples     {result.examples}",
-        f"  commands     {result.commands} requests + {result.ticks} ticks in {result.wall_s:.1f} s "
-        f"({result.commands / max(result.wall_s - result.tick_ms / 1000, 1e-9):.1f} requests/s "
-        f"outside ticks)",
+        f"  commands     {result.commands} requests + {result.ticks} ticks "
+        f"in {result.wall_s:.1f} s ({busy_rate:.1f} requests/s outside ticks)",
         f"  model states {result.peak_states} at most at once",
         f"  assignments  {result.assignment_checks} leader assignments checked with Z3",
         f"  divergences  {0 if result.ok else 1}" + ("" if result.ok else f" ({result.failure})"),
