@@ -349,6 +349,17 @@ FOLD_COLUMNS = (
     "events",
 )
 
+EVENT_FIELDS_USED = (
+    "index",
+    "kind",
+    "request_id",
+    "request_type",
+    "error",
+    "latency_ms",
+    "group_state",
+    "event_json",
+)
+
 ARROW_BATCH_ROWS = 1000
 
 
@@ -375,8 +386,13 @@ def _fold_batches(recheck: bool) -> Any:
 def facts(traces: Any, *, recheck: bool = True) -> Any:
     """FACTS DataFrame: the fold applied to every history of a ``traces`` DataFrame."""
     from kgc.pipeline.schema import FACTS
+    from pyspark.sql import functions as F
 
-    return traces.select(*FOLD_COLUMNS).mapInArrow(_fold_batches(recheck), FACTS)
+    slim = F.transform(  # only what the fold reads of each event crosses into Python
+        "events", lambda e: F.struct(*(e[name].alias(name) for name in EVENT_FIELDS_USED))
+    ).alias("events")
+    columns = [slim if c == "events" else c for c in FOLD_COLUMNS]
+    return traces.select(*columns).mapInArrow(_fold_batches(recheck), FACTS)
 
 
 def recheck_available() -> str | None:
