@@ -13,13 +13,16 @@ What it measures (keys name their unit):
 * ``throughput_traces_per_s_local1`` / ``_local2``: the same job on the first ``subset_traces``
   traces at ``local[1]`` and at ``local[2]``, and their ratio.
 
-The corpus lives in a temporary folder, removed at the end. Progress goes to stderr.
+The machine may be shared: the 1-minute load average before and after the full re-check is
+reported too (on 2 cores, a load above 2 means the job did not have both cores to itself). The
+corpus lives in a temporary folder, removed at the end. Progress goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -140,7 +143,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["corpus_bytes"] = sum(f.stat().st_size for f in Path(corpus).rglob("*.parquet"))
 
         _log(f"re-checking all {n} traces at local[2]")
+        load_before = os.getloadavg()[0]
         seconds, counts, disagree = recheck_job(spark, corpus)
+        # the machine is shared: the load around the run says how much of 2 cores it really had
+        result["load_avg_1m_before_recheck"] = round(load_before, 2)
+        result["load_avg_1m_after_recheck"] = round(os.getloadavg()[0], 2)
         result["recheck_s_local2"] = round(seconds, 1)
         result["recheck_traces_per_s_local2"] = round(n / seconds, 1)
         result["recheck_verdicts"] = counts
