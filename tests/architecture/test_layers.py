@@ -2,8 +2,8 @@
 
 model  <-  properties  <-  conformance  <-  kgc (cli, pytest plugin, benches), pipeline
 
-* ``model/`` imports only the standard library and itself: it is the spec, readable and runnable
-  anywhere, and it stays pure (no clock, no randomness, no I/O modules).
+* ``model/`` imports only the standard library and itself (its purity — no clock, randomness or
+  I/O module, nothing third-party loaded at run time — is ``tests/model/test_model_purity.py``).
 * ``properties/`` may use the model, Hypothesis and Z3; never a broker client.
 * ``conformance/`` may use everything below it and kafka-python; never the front ends.
 The test reads every module's imports with ``ast`` (function-level imports included), so an
@@ -101,34 +101,3 @@ def test_third_party_imports_are_allowed_ones(folder: str) -> None:
             if top not in allowed:
                 bad.append(f"{path.relative_to(ROOT)} imports {mod}")
     assert not bad, "\n".join(bad)
-
-
-def test_model_is_pure_standard_library() -> None:
-    bad = []
-    for path in modules("model"):
-        for mod in imports_of(path):
-            top = mod.split(".")[0]
-            if top in IMPURE_STDLIB:
-                bad.append(f"{path.relative_to(ROOT)} imports {mod} (no clock, randomness or I/O)")
-    assert not bad, "\n".join(bad)
-
-
-def test_model_imports_nothing_heavy_at_runtime() -> None:
-    """Importing every model module loads no third-party package (in a fresh interpreter)."""
-    import subprocess
-
-    names = [
-        "kgc.model." + p.relative_to(ROOT / "model").with_suffix("").as_posix().replace("/", ".")
-        for p in modules("model")
-        if p.name != "__init__.py"
-    ]
-    code = (
-        "import sys, importlib\n"
-        "base = set(sys.modules)\n"
-        f"for n in {names!r}: importlib.import_module(n)\n"
-        "new = {m.split('.')[0] for m in set(sys.modules) - base}\n"
-        "bad = sorted(m for m in new if m != 'kgc' and m not in sys.stdlib_module_names)\n"
-        "print(','.join(bad))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "", f"model/ pulled in: {out.stdout.strip()}"
