@@ -34,6 +34,25 @@ def _state(webui: int) -> dict[str, Any]:
         return json.load(r)
 
 
+def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """Start a daemon that dies with this process even if it is SIGKILLed: the embedded broker's
+    PDEATHSIG launcher and spawner thread (``conformance/broker.py``), then our own cleanup."""
+    from kgc.conformance.broker import _spawner, _with_pdeathsig
+
+    def spawn() -> subprocess.Popen[bytes]:
+        with open(log, "wb") as out:
+            return subprocess.Popen(
+                _with_pdeathsig(cmd),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    return _spawner.run(spawn)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory) -> Iterator[dict[str, Any]]:
     from kgc.conformance.broker import free_ports
@@ -83,12 +102,7 @@ def cluster(tmp_path_factory) -> Iterator[dict[str, Any]]:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for i, cmd in enumerate(commands):
-            log = open(work / f"daemon-{i}.log", "wb")  # noqa: SIM115 (closed with the process)
-            procs.append(
-                subprocess.Popen(
-                    cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-                )
-            )
+            procs.append(_spawn(cmd, env, work / f"daemon-{i}.log"))
         deadline = time.monotonic() + 180
         while True:
             assert all(p.poll() is None for p in procs), "a Spark daemon exited; see " + str(work)
@@ -135,7 +149,11 @@ def test_report_job_on_a_two_worker_cluster(cluster, tmp_path):
         "--out",
         str(out),
     ]
-    proc = subprocess.run(cmd, env=cluster["env"], capture_output=True, text=True, timeout=900)
+    from kgc.conformance.broker import _with_pdeathsig  # the driver dies with us too
+
+    proc = subprocess.run(
+        _with_pdeathsig(cmd), env=cluster["env"], capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     data = json.loads((out / "report.json").read_text())
     s = data["summary"]
