@@ -549,7 +549,9 @@ def _table(headers: list[str], rows: list[list[str]], *, table_id: str = "") -> 
 def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
     s = data["summary"]
     summary = [
-        f"<span>{s['traces']} traces ({s['files']} files)</span>",
+        f"<span>{s['traces']} traces"
+        + (f" ({s['files']} files)" if s["files"] is not None else " (converted corpus)")
+        + "</span>",
         f'<span class="good">{s["pass"]} pass</span>',
         f'<span class="{"bad" if s["divergence"] else "good"}">{s["divergence"]} divergence</span>',
         f"<span>{s['incomplete']} incomplete</span>",
@@ -869,8 +871,6 @@ def build(
             "timings_s": timings,
         }
     )
-    if data["summary"]["files"] is None:
-        data["summary"]["files"] = len({p["source_file"] for p in problems}) or "?"
     plots = make_plots(data)
     for name, png in plots.items():
         (out / f"{name}.png").write_bytes(png)
