@@ -10,6 +10,7 @@
 * ``bench_pipeline.py`` — ``kgc bench pipeline``.
 * ``spark.py``     — the one place a SparkSession is made (local[*], --master, spark-submit).
 
-Nothing here imports PySpark at module level except ``schema.py``; jobs run unchanged under
+PySpark is imported by ``schema.py`` (and so by ``convert.py``) and inside job functions; the CLI
+front ends parse their arguments without it. Jobs run unchanged under
 ``spark-submit pipeline/<job>.py``.
 """
