@@ -168,3 +168,15 @@ def _pixels(path: Path):
         return list(
             rgb.get_flattened_data() if hasattr(rgb, "get_flattened_data") else rgb.getdata()
         )
+
+
+def test_a_converted_corpus_is_reused_without_converting_again(spark, report, tmp_path):
+    from kgc.pipeline.report import build
+
+    out, data = report
+    again = build(spark, [str(out / "parquet")], tmp_path / "again", recheck=False)
+    s = again["summary"]
+    assert (s["traces"], s["pass"], s["divergence"], s["incomplete"]) == (7, 4, 2, 1)
+    assert s["files"] is None and s["recheck_ran"] is False
+    assert again["problems"] == data["problems"]  # kept from the conversion
+    assert not (tmp_path / "again" / "parquet").exists()
