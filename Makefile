@@ -26,10 +26,21 @@ lint: $(STAMP)
 
 # Everything against the pinned 4.x, then the broker-facing conformance tests again against 3.9.x
 # (fault scenarios pick their own versions: ZooKeeper 3.9.2 and KRaft 4.3.1).
+# Both differential passes record every example's trace into one corpus (CI_DIR is make's own
+# scratch folder, under the gitignored build/, emptied first so no stale corpus leaks in); the
+# CI report is built from that corpus and checked as a person sees it, in headless Chromium.
+# ci_report_check.py is not a test_*.py file: only this step runs it (see its docstring).
+CI_DIR := build/kgc-ci
+CI_VERSIONS := 4.3.1 3.9.2
 test: lint
-	$(PY) -m pytest
+	rm -rf $(CI_DIR)
+	$(PY) -m pytest --kgc-record $(CI_DIR)/corpus
 	$(PY) -m pytest -m broker tests/smoke tests/differential tests/findings tests/test_traces.py \
-	  --kgc-kafka-version 3.9.2
+	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus
+	$(PY) -m kgc.cli report $(CI_DIR)/corpus --out $(CI_DIR)/report \
+	  --title "kgc CI report: traces recorded against Apache Kafka $(CI_VERSIONS)"
+	KGC_CI_CORPUS=$(CI_DIR)/corpus KGC_CI_REPORT=$(CI_DIR)/report KGC_CI_VERSIONS="$(CI_VERSIONS)" \
+	  $(PY) -m pytest tests/pipeline/ci_report_check.py
 
 clean-stamp:
 	rm -f $(STAMP)

@@ -7,6 +7,20 @@ A failure is shrunk by Hypothesis (each replay on a fresh group), and the minima
 ``traces/<scenario>_<check>_<fingerprint>.json``. A failure that does not reproduce on replay is
 reported as *flaky*, with both traces saved, never dropped.
 
+With ``record_dir`` every executed example — generated, replayed or shrunk, passing or not — is
+also written as its own JSONL trace (format v1, ``properties/traces.py``): the manifest (target
+implementation/version/mode, seed, profile, model, checker tolerances), every recorded event with
+the broker's measured ``latency_ms``, and the verdict. The layout is a trace corpus as
+``kgc report`` / ``pipeline/convert.py`` read it::
+
+    <record_dir>/<implementation>-<version>-<mode>/<group id>_<trace id>.jsonl
+
+Each file is written atomically (temporary file, then rename) and never replaces a different
+existing file (``traces.save`` picks ``…-2.jsonl`` instead), so several runs — say one per Kafka
+version — can record into one folder. The recorded ``manifest.model`` is the model record the
+broker's facts gave; a custom ``model_factory`` (quality tests) is not named in it, so re-checking
+such a recording with the real model may rightly disagree with its recorded verdict.
+
 Settings profiles (DESIGN-NOTES.md, "Hypothesis against a live system"): steps are slow next to
 pure code, so ``deadline=None``, a bounded ``stateful_step_count``, and the too-slow health checks
 relaxed — for broker runs only.
@@ -16,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +42,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.control import current_build_context
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
+from kgc.conformance.errors import KgcError
 from kgc.model.checker import CheckerConfig, Model
 from kgc.properties.engine import EngineConfig
 from kgc.properties.machine import (
@@ -37,7 +53,7 @@ from kgc.properties.machine import (
     SuiteContext,
     machine_for,
 )
-from kgc.properties.traces import Trace, save_failure
+from kgc.properties.traces import Trace, save, save_failure
 
 PROFILES: dict[str, dict[str, Any]] = {
     # fast enough for every CI run; still reaches every group state
@@ -86,10 +102,46 @@ class SuiteResult:
     assignment_checks: int = 0  # leader assignments checked with Z3
     tick_ms: int = 0  # time the suite spent letting time pass on purpose
     target: dict[str, Any] = field(default_factory=dict)
+    recorded: list[Path] = field(default_factory=list)  # with record_dir: one trace per example
+    record_error: str | None = None  # recording stopped at this error (the run went on)
 
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+
+class RecordError(KgcError):
+    """The recording folder cannot be used (message names the folder and the fix)."""
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._]+")  # "-" too: runs of either become one "-"
+
+
+def _slug(text: str) -> str:
+    return _UNSAFE.sub("-", text).strip("-.") or "unknown"
+
+
+def prepare_record_dir(record_dir: str | Path) -> Path:
+    """Create ``record_dir`` if needed; raise :class:`RecordError` if it cannot hold traces."""
+    p = Path(record_dir)
+    if p.exists() and not p.is_dir():
+        raise RecordError(f"cannot record into {p}: it is a file; give a folder (new or existing)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordError(f"cannot create the recording folder {p}: {exc.strerror}") from None
+    return p
+
+
+def record_trace(trace: Trace, record_dir: str | Path) -> Path:
+    """Write one example's trace into the corpus folder (atomic, never over a different file)."""
+    target = trace.manifest.get("target") or {}
+    folder = _slug(
+        f"{target.get('implementation', 'unknown')}-{target.get('version', 'unknown')}"
+        f"-{target.get('mode', 'unknown')}"
+    )
+    name = _slug(f"{trace.manifest.get('group_id', 'group')}_{trace.manifest['trace_id']}")
+    return save(trace, Path(record_dir) / folder / f"{name}.jsonl")
 
 
 @contextlib.contextmanager
@@ -132,17 +184,21 @@ def run_suite(
     database: Any = None,
     group_prefix: str = "kgc-",
     shrink_budget_s: float | None = None,
+    record_dir: str | Path | None = None,
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
     The model is configured from facts read off the broker (``brokerconfig.facts``);
     ``model_factory(model_record, group_id)`` replaces how it is built (quality tests pass broken
-    variants here)."""
+    variants here). ``record_dir``: write every executed example's trace there (module docstring);
+    a folder that cannot be used raises :class:`RecordError` before any broker work, a write
+    that fails later stops recording and is reported in ``result.record_error``."""
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
     from kgc.conformance.target import BrokerTarget
     from kgc.properties.models import build, model_manifest
 
+    record_to = None if record_dir is None else prepare_record_dir(record_dir)
     seed = secrets.randbits(32) if seed is None else seed
     run_id = secrets.token_hex(3)
     cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
@@ -157,12 +213,18 @@ def run_suite(
 
     def on_example_end(machine: GroupMachine) -> None:
         result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
+        trace = machine.trace()  # once: the recorded and the saved copy share a trace id
+        if record_to is not None and result.record_error is None:
+            try:
+                result.recorded.append(record_trace(trace, record_to))
+            except OSError as exc:  # never fail the example (Hypothesis would shrink it)
+                result.record_error = f"cannot write a trace into {record_to}: {exc}"
         check = _check_name(machine)
         if check is not None:
             if ctx.first_failure_at is None:
                 ctx.first_failure_at = time.monotonic()
             final = bool(current_build_context().is_final)
-            failures.append((check, machine.trace(), final))
+            failures.append((check, trace, final))
         if on_example is not None:
             on_example(machine)
 
@@ -220,4 +282,5 @@ def describe_result(result: SuiteResult) -> dict[str, Any]:
     out = dataclasses.asdict(result)
     out["coverage"] = {"|".join(k): v for k, v in result.coverage.items()}
     out["saved"] = [str(p) for p in result.saved]
+    out["recorded"] = [str(p) for p in result.recorded]
     return out

@@ -4,6 +4,10 @@ Against the embedded broker by default (started and torn down here), or any brok
 ``--bootstrap-server``. Prints a progress line while it runs and a readable summary at the end:
 commands, examples, divergences, coverage of group-state × request × error cells (listing the cells
 never reached), and for a failure the saved trace, its readable steps and the replay command.
+
+``--record DIR`` also writes every executed example's trace into ``DIR`` as a trace corpus (one
+JSONL file per example under ``DIR/<implementation>-<version>-<mode>/``), ready for
+``kgc report DIR --out …`` and ``kgc analyze``; existing files are never replaced.
 """
 
 from __future__ import annotations
@@ -25,16 +29,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="ci", help="ci (default), thorough or quick")
     p.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random)")
     p.add_argument("--traces", default="traces", help="where failing traces are saved")
+    p.add_argument(
+        "--record",
+        metavar="DIR",
+        default=None,
+        help="also write every executed example's trace into DIR (a corpus for kgc report)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
 def run(args: argparse.Namespace) -> int:
     from kgc.conformance.session import description_of, open_broker
-    from kgc.conformance.suite import PROFILES, describe_result, run_suite
+    from kgc.conformance.suite import PROFILES, describe_result, prepare_record_dir, run_suite
     from kgc.properties.coverage import summarise
 
     if args.profile not in PROFILES:
         raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
+    if args.record is not None:
+        prepare_record_dir(args.record)  # a bad folder fails before a broker starts
     with open_broker(
         bootstrap_server=args.bootstrap_server, kafka_version=args.kafka_version, mode=args.mode
     ) as broker:
@@ -48,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             traces_dir=args.traces,
             on_example=progress.tick,
+            record_dir=args.record,
         )
         progress.done()
     cov = summarise(result.coverage)
@@ -58,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(_summary(result, cov, args))
+    if result.record_error is not None:
+        print(f"kgc check: error: {result.record_error}", file=sys.stderr)
+        return 2
     return 0 if result.ok else 1
 
 
@@ -109,6 +125,8 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]
+    if args.record is not None:
+        lines.append(f"  recorded     {len(result.recorded)} traces into {args.record}")
     never = cov["never"]
     if never:
         lines.append(f"  never reached ({len(never)}):")

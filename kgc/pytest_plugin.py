@@ -12,6 +12,9 @@ Options:
 * ``--kgc-kafka-version V`` — the embedded Apache Kafka version (default
   ``kgc.conformance.maven.DEFAULT_KAFKA_VERSION``).
 * ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (ZooKeeper needs 3.x).
+* ``--kgc-record DIR`` — the differential suite also writes every executed example's trace into
+  ``DIR`` (a corpus for ``kgc report``; ``conformance/suite.py``). Runs against several Kafka
+  versions may record into the same folder: files are never replaced.
 
 Fixtures:
 
@@ -72,6 +75,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="folder where the differential suite saves shrunk failing traces",
     )
     group.addoption(
+        "--kgc-record",
+        metavar="DIR",
+        default=None,
+        help="the differential suite also records every executed example's trace into DIR "
+        "(a trace corpus for `kgc report`)",
+    )
+    group.addoption(
         "--kgc-mode",
         choices=("kraft", "zookeeper"),
         default="kraft",
@@ -91,10 +101,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     external = config.getoption("--kgc-bootstrap-server")
-    if external:
-        return f"kgc: external broker {external} (fault tests skip)"
     version = config.getoption("--kgc-kafka-version") or "default"
-    return f"kgc: embedded Apache Kafka {version}, {config.getoption('--kgc-mode')} mode"
+    header = (
+        f"kgc: external broker {external} (fault tests skip)"
+        if external
+        else f"kgc: embedded Apache Kafka {version}, {config.getoption('--kgc-mode')} mode"
+    )
+    record = config.getoption("--kgc-record")
+    return header if record is None else f"{header}; recording traces into {record}"
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

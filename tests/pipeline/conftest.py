@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,27 @@ def run_chromium() -> Any:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def page_colours(run_chromium: Any) -> Callable[[Path, Path], Counter[tuple[int, int, int]]]:
+    """``page_colours(html, tmp)``: screenshot ``html`` in headless Chromium (1400×2000) and count
+    the screenshot's pixels by RGB colour: what a person would see, as numbers."""
+
+    def shoot(html: Path, tmp: Path) -> Counter[tuple[int, int, int]]:
+        from PIL import Image
+
+        shot = tmp / f"{html.stem}.png"
+        run_chromium(
+            ["--window-size=1400,2000", f"--screenshot={shot}", html.as_uri()],
+            tmp / f"profile-{html.stem}",
+        )
+        assert shot.stat().st_size > 10_000, f"{shot}: screenshot is (almost) empty"
+        with Image.open(shot) as im:
+            rgb = im.convert("RGB")
+            pixels = (
+                rgb.get_flattened_data() if hasattr(rgb, "get_flattened_data") else rgb.getdata()
+            )
+            return Counter(pixels)
+
+    return shoot

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -123,11 +122,12 @@ def test_latency_percentiles_per_request_and_version(report):
     assert join39["p50_ms"] in (4.0, 4.5)
 
 
-def test_the_page_shows_the_matrix_and_a_plot_in_chromium(report, tmp_path, run_chromium):
+def test_the_page_shows_the_matrix_and_a_plot_in_chromium(
+    report, tmp_path, run_chromium, page_colours
+):
     out, data = report
     assert set(data["plots"]) >= {"matrix", "latency", "coverage", "divergences"}
-    shot = screenshot(run_chromium, out / "report.html", tmp_path)
-    colours = Counter(_pixels(shot))
+    colours = page_colours(out / "report.html", tmp_path)
     # the matrix table: agreeing cells (#b7e1b9) and the diverging Heartbeat cells (#f4a6a6)
     assert colours[(0xB7, 0xE1, 0xB9)] > 2000
     assert colours[(0xF4, 0xA6, 0xA6)] > 500
@@ -138,36 +138,16 @@ def test_the_page_shows_the_matrix_and_a_plot_in_chromium(report, tmp_path, run_
     assert re.search(r'<img class="plot" id="plot-matrix"[^>]*src="data:image/png;base64,', dom)
 
 
-def test_the_screenshot_check_fails_without_plots(report, tmp_path, run_chromium):
+def test_the_screenshot_check_fails_without_plots(report, tmp_path, page_colours):
     """Quality: the same pixel check on the page rendered without its plots finds no plot."""
     from kgc.pipeline.report import render_html
 
     _, data = report
     bare = tmp_path / "bare.html"
     bare.write_text(render_html(data, {}), encoding="utf-8")
-    colours = Counter(_pixels(screenshot(run_chromium, bare, tmp_path)))
+    colours = page_colours(bare, tmp_path)
     assert colours[(0, 104, 55)] == 0
     assert colours[(0xB7, 0xE1, 0xB9)] > 2000  # the table is still there
-
-
-def screenshot(run_chromium, html: Path, tmp: Path) -> Path:
-    shot = tmp / f"{html.stem}.png"
-    run_chromium(
-        ["--window-size=1400,2000", f"--screenshot={shot}", html.as_uri()],
-        tmp / f"profile-{html.stem}",
-    )
-    assert shot.stat().st_size > 10_000
-    return shot
-
-
-def _pixels(path: Path):
-    from PIL import Image
-
-    with Image.open(path) as im:
-        rgb = im.convert("RGB")
-        return list(
-            rgb.get_flattened_data() if hasattr(rgb, "get_flattened_data") else rgb.getdata()
-        )
 
 
 def test_a_converted_corpus_is_reused_without_converting_again(spark, report, tmp_path):
