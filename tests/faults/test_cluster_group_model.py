@@ -1,0 +1,271 @@
+"""The fault-aware classic model (``kgc.model.cluster_group``) on small hand-written histories.
+
+No broker: each test writes the history a 3-node cluster could produce (or must not produce) when
+the node coordinating a Stable group dies, and folds it through the checker. Node 1 leads the
+group's only ``__consumer_offsets`` partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kgc.model import commands as m
+from kgc.model.checker import CheckerConfig, check
+from kgc.model.cluster_group import ClusterGroupModel, ClusterGroupState
+from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
+from kgc.model.profiles import GroupConfig
+
+CONFIG = GroupConfig(
+    group_id="kgc-g",
+    offsets_topic_num_partitions=1,
+    offsets_partition_leaders=(1,),
+    node_ids=(1, 2, 3),
+    group_initial_rebalance_delay_ms=0,
+    group_min_session_timeout_ms=500,
+)
+PROTOCOLS = (m.Protocol(name="range", metadata="sub"),)
+SESSION = 10_000
+
+
+@dataclass
+class History:
+    events: list[Event] = field(default_factory=list)
+    now: float = 0.0
+    rid: int = 0
+
+    def call(self, command: m.Request, answer: m.Response | None, *, after_ms: float = 5) -> None:
+        self.now += after_ms
+        step = len(self.events)
+        rid = self.rid
+        self.rid += 1
+        self.events.append(Invoke(step=step, at_ms=self.now, request_id=rid, command=command))
+        if answer is not None:
+            self.now += 1
+            self.events.append(Receive(step=step, at_ms=self.now, request_id=rid, response=answer))
+        self.now += 20
+        self.events.append(Quiet(step=step, at_ms=self.now))
+
+    def fault(self, action: str, node: int, *, settle_ms: float = 3500) -> None:
+        self.events.append(Fault(step=len(self.events), at_ms=self.now, action=action, node=node))
+        self.now += settle_ms
+        self.events.append(Quiet(step=len(self.events), at_ms=self.now))
+
+
+def stable_group_with_commit() -> History:
+    """c1 and c2 form generation 1 on node 1; c1 commits offset 5."""
+    h = History()
+    join = dict(session_timeout_ms=SESSION, rebalance_timeout_ms=SESSION, protocols=PROTOCOLS)
+    h.call(m.JoinGroup(client="c1", version=3, **join), None)  # v3: no member-id handshake
+    # the delayed join of an initial rebalance completes after the (0 ms) delay
+    h.call(
+        m.JoinGroup(client="c2", version=3, **join),
+        None,
+    )
+    h.now += 200
+    h.events.append(
+        Receive(
+            step=1,
+            at_ms=h.now,
+            request_id=0,
+            response=m.JoinGroupResponse(
+                error="NONE",
+                generation_id=1,
+                protocol_name="range",
+                leader="c1-1",
+                member_id="c1-1",
+                members=(
+                    m.JoinedMember(member_id="c1-1", metadata="sub"),
+                    m.JoinedMember(member_id="c2-1", metadata="sub"),
+                ),
+            ),
+        )
+    )
+    h.events.append(
+        Receive(
+            step=1,
+            at_ms=h.now,
+            request_id=1,
+            response=m.JoinGroupResponse(
+                error="NONE",
+                generation_id=1,
+                protocol_name="range",
+                leader="c1-1",
+                member_id="c2-1",
+            ),
+        )
+    )
+    assignments = (
+        m.Assignment(member_id="c1-1", assignment="a1"),
+        m.Assignment(member_id="c2-1", assignment="a2"),
+    )
+    h.call(
+        m.SyncGroup(
+            client="c1", member_id="c1-1", generation_id=1, assignments=assignments, version=4
+        ),
+        m.SyncGroupResponse(error="NONE", assignment="a1"),
+    )
+    h.call(
+        m.SyncGroup(client="c2", member_id="c2-1", generation_id=1, version=4),
+        m.SyncGroupResponse(error="NONE", assignment="a2"),
+    )
+    h.call(commit("c1", "c1-1", 1, 5), commit_answer("NONE"))
+    return h
+
+
+def commit(client: str, member: str, generation: int, offset: int) -> m.OffsetCommit:
+    return m.OffsetCommit(
+        client=client,
+        member_id=member,
+        generation_id=generation,
+        offsets=(m.TopicPartitionOffset(topic="t", partition=0, offset=offset),),
+        version=8,
+    )
+
+
+def commit_answer(error: str) -> m.OffsetCommitResponse:
+    return m.OffsetCommitResponse(
+        partitions=(m.PartitionError(topic="t", partition=0, error=error),)
+    )
+
+
+def heartbeat(client: str, member: str, generation: int) -> m.Heartbeat:
+    return m.Heartbeat(client=client, member_id=member, generation_id=generation, version=4)
+
+
+def find(client: str) -> m.FindCoordinator:
+    return m.FindCoordinator(client=client, version=3)
+
+
+def fetch(client: str) -> m.OffsetFetch:
+    return m.OffsetFetch(
+        client=client, partitions=(m.TopicPartition(topic="t", partition=0),), version=7
+    )
+
+
+def run(h: History, model: ClusterGroupModel | None = None) -> object:
+    return check(model or ClusterGroupModel(CONFIG), h.events, CheckerConfig())
+
+
+def test_without_faults_the_history_is_the_classic_one() -> None:
+    h = stable_group_with_commit()
+    h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=1))
+    assert run(h) is None
+
+
+def test_killed_coordinator_old_connection_gets_nothing_and_others_say_not_coordinator() -> None:
+    h = stable_group_with_commit()
+    h.fault("kill", 1)
+    h.call(heartbeat("c1", "c1-1", 1), None)  # its connection goes to the dead node: no answer
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=3))
+    h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h) is None
+
+
+def test_generation_members_assignments_and_offsets_survive_failover() -> None:
+    h = stable_group_with_commit()
+    h.fault("kill", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(heartbeat("c2", "c2-1", 0), m.HeartbeatResponse(error="ILLEGAL_GENERATION"))
+    h.call(
+        fetch("c2"),
+        m.OffsetFetchResponse(
+            error="NONE", partitions=(m.FetchedOffset(topic="t", partition=0, offset=5),)
+        ),
+    )
+    h.call(
+        m.DescribeGroups(client="c2", version=5),
+        m.DescribeGroupsResponse(
+            error="NONE",
+            group_state="Stable",
+            protocol_type="consumer",
+            protocol_data="range",
+            members=(
+                m.DescribedMember(member_id="c1-1", assignment="a1"),
+                m.DescribedMember(member_id="c2-1", assignment="a2"),
+            ),
+        ),
+    )
+    assert run(h) is None
+
+
+def test_a_new_coordinator_that_forgot_the_generation_is_caught() -> None:
+    # The broker accepted the generation-1 commit; a model whose loaded group forgot the
+    # persisted generation predicts ILLEGAL_GENERATION there.
+    from kgc.model import cluster_group
+
+    h = stable_group_with_commit()
+    h.fault("kill", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    # (a Heartbeat is answered NONE while loading too; a commit is not)
+    h.call(commit("c2", "c2-1", 1, 7), commit_answer("NONE"))
+    assert run(h) is None
+    original = cluster_group.load_group
+
+    def forgets(*args: object, **kwargs: object) -> object:
+        from dataclasses import replace
+
+        g = original(*args, **kwargs)  # type: ignore[arg-type]
+        return replace(g, generation_id=0)
+
+    cluster_group.load_group = forgets  # type: ignore[assignment]
+    try:
+        divergence = run(h)
+    finally:
+        cluster_group.load_group = original
+    assert divergence is not None
+    assert divergence.event.step == h.events[-2].step  # the heartbeat's answer
+
+
+def test_a_node_that_is_not_the_coordinator_answers_not_coordinator() -> None:
+    h = stable_group_with_commit()
+    h.fault("kill", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))  # node 2 coordinates
+    h.call(find("c1"), m.FindCoordinatorResponse(error="NONE", node_id=3))  # stale? not allowed
+    assert run(h) is not None  # once node 2 answered as coordinator, node 3 cannot be named
+
+
+def test_in_memory_rebalance_progress_is_lost() -> None:
+    # c2 left (PreparingRebalance in memory, nothing written): after failover the loaded group is
+    # the last record, Stable with both members.
+    h = stable_group_with_commit()
+    h.call(
+        m.LeaveGroup(client="c2", members=(m.MemberIdentity(member_id="c2-1"),), version=3),
+        m.LeaveGroupResponse(
+            error="NONE", members=(m.MemberResult(member_id="c2-1", error="NONE"),)
+        ),
+    )
+    h.fault("kill", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h) is None
+    # whereas the old coordinator, had it lived, no longer knows c2-1
+    h2 = stable_group_with_commit()
+    h2.call(
+        m.LeaveGroup(client="c2", members=(m.MemberIdentity(member_id="c2-1"),), version=3),
+        m.LeaveGroupResponse(
+            error="NONE", members=(m.MemberResult(member_id="c2-1", error="NONE"),)
+        ),
+    )
+    h2.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h2) is not None
+
+
+def test_fault_on_another_node_changes_nothing() -> None:
+    h = stable_group_with_commit()
+    h.fault("kill", 3)
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))
+    h.fault("restart", 3)
+    h.call(find("c1"), m.FindCoordinatorResponse(error="NONE", node_id=1))
+    assert run(h) is None
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    assert run(h) is not None
+
+
+def test_state_set_names_the_loading_phase() -> None:
+    model = ClusterGroupModel(CONFIG)
+    s = model.initial()
+    assert isinstance(s, ClusterGroupState)
+    (lost, *_rest) = model.fault(s, action="kill", node=1, at_ms=0.0)
+    assert model.group_state(lost) in ("Loading", "Empty")
