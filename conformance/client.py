@@ -412,6 +412,11 @@ class Connection:
     def in_flight(self) -> Handle | None:
         return self._in_flight
 
+    @property
+    def reusable(self) -> bool:
+        """Open, nothing in flight, nothing unsent or unread: safe to hand to another user."""
+        return not self.closed and self._in_flight is None and not self._out and not self._in
+
     # versions ------------------------------------------------------------------------------
     def _negotiate(self, timeout_s: float) -> None:
         version = 3
@@ -960,6 +965,8 @@ class Cluster:
         self.cluster_id: str | None = None
         self._admin: dict[int, Connection] = {}
         self._bootstrap_conn: Connection | None = None
+        # idle member connections kept for reuse: (node id, host, port, client id) -> connections
+        self._spare: dict[tuple[int, str, int, str], list[Connection]] = {}
         self.refresh_metadata()
 
     def __enter__(self) -> Cluster:
@@ -1009,14 +1016,38 @@ class Cluster:
             self._admin[node_id] = conn
         return conn
 
-    def open(self, node_id: int, client_id: str) -> Connection:
-        """A new, dedicated connection to ``node_id`` (e.g. one per simulated member)."""
+    def open(self, node_id: int, client_id: str, *, reuse: bool = False) -> Connection:
+        """A dedicated connection to ``node_id`` (e.g. one per simulated member): a new one, or
+        with ``reuse`` an idle one given back by :meth:`release` for the same node, address and
+        client id (so the broker sees the same ``client_id`` in every request header)."""
         if node_id not in self.brokers:
             self.refresh_metadata()
         host, port = self.brokers[node_id]
+        if reuse:
+            spares = self._spare.get((node_id, host, port, client_id), [])
+            while spares:
+                conn = spares.pop()
+                if conn.reusable:
+                    return conn
+                conn.close()
         return Connection(
             host, port, client_id, poller=self.poller, timeout_s=self.timeout_s, node_id=node_id
         )
+
+    def release(self, conn: Connection) -> None:
+        """Give back a connection from :meth:`open` for reuse. Kept only if it is open, has no
+        request in flight and no unread or unsent bytes (so nothing from one use can reach the
+        next); otherwise closed. :meth:`close` closes the spares."""
+        if not conn.reusable or conn.node_id is None or conn.poller is not self.poller:
+            conn.close()
+            return
+        key = (conn.node_id, conn.host, conn.port, conn.client_id)
+        self._spare.setdefault(key, []).append(conn)
+
+    @property
+    def spare_connections(self) -> int:
+        """How many idle connections :meth:`release` holds for reuse."""
+        return sum(len(v) for v in self._spare.values())
 
     def _request(self, conn: Connection, handle: Handle) -> Any:
         self.poller.wait([handle], self.timeout_s)
@@ -1135,10 +1166,17 @@ class Cluster:
             time.sleep(backoff)
             backoff = min(1.0, backoff * 2)
 
-    def group(self, group_id: str, *, timeout_s: float | None = None) -> GroupClient:
+    def group(
+        self, group_id: str, *, timeout_s: float | None = None, reuse_connections: bool = False
+    ) -> GroupClient:
         """Wait for ``group_id``'s coordinator (:meth:`await_coordinator`) and return a
-        :class:`GroupClient` for it."""
-        return GroupClient(self, group_id, self.await_coordinator(group_id, timeout_s=timeout_s))
+        :class:`GroupClient` for it (``reuse_connections``: see :class:`GroupClient`)."""
+        return GroupClient(
+            self,
+            group_id,
+            self.await_coordinator(group_id, timeout_s=timeout_s),
+            reuse_connections=reuse_connections,
+        )
 
     def close(self) -> None:
         for conn in list(self._admin.values()):
@@ -1146,16 +1184,35 @@ class Cluster:
         if self._bootstrap_conn is not None:
             self._bootstrap_conn.close()
         self._admin.clear()
+        for spares in self._spare.values():
+            for conn in spares:
+                conn.close()
+        self._spare.clear()
 
 
 class GroupClient:
     """Member connections for one group on its coordinator: ``member("c1")`` is simulated client
-    ``c1``'s own connection (opened on first use, client id ``kgc-<name>``)."""
+    ``c1``'s own connection (opened on first use, client id ``kgc-<name>``).
 
-    def __init__(self, cluster: Cluster, group_id: str, coordinator_id: int) -> None:
+    With ``reuse_connections`` a member connection comes from the cluster's spares when one is
+    idle (same coordinator, same client id), and :meth:`close` gives idle ones back instead of
+    closing them: a group is not tied to a connection in the classic protocol (membership is by
+    member id; the connection only carries the client id, which stays the same), so the next
+    group's client ``c1`` can use the previous group's ``c1`` connection without the TCP connect
+    and ApiVersions handshake. A connection with a request still in flight is always closed."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        group_id: str,
+        coordinator_id: int,
+        *,
+        reuse_connections: bool = False,
+    ) -> None:
         self.cluster = cluster
         self.group_id = group_id
         self.coordinator_id = coordinator_id
+        self.reuse_connections = reuse_connections
         self.members: dict[str, Connection] = {}
 
     @property
@@ -1165,13 +1222,18 @@ class GroupClient:
     def member(self, name: str) -> Connection:
         conn = self.members.get(name)
         if conn is None or conn.closed:
-            conn = self.cluster.open(self.coordinator_id, f"kgc-{name}")
+            conn = self.cluster.open(
+                self.coordinator_id, f"kgc-{name}", reuse=self.reuse_connections
+            )
             self.members[name] = conn
         return conn
 
     def close(self) -> None:
         for conn in self.members.values():
-            conn.close()
+            if self.reuse_connections:
+                self.cluster.release(conn)
+            else:
+                conn.close()
         self.members.clear()
 
     def __enter__(self) -> GroupClient:

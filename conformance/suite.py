@@ -185,6 +185,7 @@ def run_suite(
     group_prefix: str = "kgc-",
     shrink_budget_s: float | None = None,
     record_dir: str | Path | None = None,
+    reuse_connections: bool = True,
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
@@ -192,7 +193,8 @@ def run_suite(
     ``model_factory(model_record, group_id)`` replaces how it is built (quality tests pass broken
     variants here). ``record_dir``: write every executed example's trace there (module docstring);
     a folder that cannot be used raises :class:`RecordError` before any broker work, a write
-    that fails later stops recording and is reported in ``result.record_error``."""
+    that fails later stops recording and is reported in ``result.record_error``.
+    ``reuse_connections``: examples reuse idle member connections (``BrokerTarget``)."""
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
     from kgc.conformance.target import BrokerTarget
@@ -212,6 +214,10 @@ def run_suite(
     failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
 
     def on_example_end(machine: GroupMachine) -> None:
+        # answers still arriving after the last step are checked too, before the target closes
+        machine.engine.finish()
+        if machine.engine.divergence is not None and machine.failed_check is None:
+            machine.failed_check = "divergence"
         result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
         trace = machine.trace()  # once: the recorded and the saved copy share a trace id
         if record_to is not None and result.record_error is None:
@@ -229,7 +235,9 @@ def run_suite(
             on_example(machine)
 
     ctx = SuiteContext(
-        open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
+        open_target=lambda gid: BrokerTarget(
+            cluster, gid, description=description, reuse_connections=reuse_connections
+        ),
         new_model=lambda group_id: factory(record, group_id),
         group_prefix=group_prefix,
         scenario=scenario,

@@ -18,6 +18,14 @@ An id can also show up before its owner hears of it: DescribeGroups lists a memb
 prefix. An id matching no client (another implementation may build
 ids differently) waits up to ``defer_ms`` for its owner's answer and is then named ``unknown-…``,
 which no model state allows: the divergence is reported, not hidden.
+
+Connections outlive a target (``reuse_connections``, the default): :meth:`BrokerTarget.close`
+gives each idle member connection back to the :class:`~kgc.conformance.client.Cluster`, and the
+next target's client ``cK`` reuses it (same coordinator, same client id ``kgc-cK``, so member-id
+attribution is unchanged). A connection with a request still pending is closed, never reused, so
+no answer from one example can reach the next. The group's coordinator is still looked up for
+every target (FindCoordinator, then DescribeGroups until it serves the group): a new group id may
+map to another ``__consumer_offsets`` partition, and another coordinator.
 """
 
 from __future__ import annotations
@@ -60,10 +68,11 @@ class BrokerTarget:
         *,
         description: dict[str, Any],
         defer_ms: float = 250.0,
+        reuse_connections: bool = True,
     ) -> None:
         self.group_id = group_id
         self._cluster = cluster
-        self._group: GroupClient = cluster.group(group_id)
+        self._group: GroupClient = cluster.group(group_id, reuse_connections=reuse_connections)
         self._ids = wire.MemberIds()
         self._pending: dict[str, _Pending] = {}
         self._deferred: list[tuple[_Pending, float]] = []
