@@ -32,6 +32,9 @@ ZK_VERSION = os.environ.get("KGC_FAULTS_ZK_VERSION", "3.9.2")
 KRAFT_CONFIG = {
     "broker.session.timeout.ms": 3000,
     "broker.heartbeat.interval.ms": 500,
+    # no preferred-leader elections in the middle of a run: a group's coordinator moves only when
+    # the nemesis makes it (test_fault_suite.py's model counts on that)
+    "auto.leader.rebalance.enable": "false",
 }
 ZK_CONFIG = {
     "zookeeper.session.timeout.ms": 4000,

@@ -1,0 +1,401 @@
+"""The classic differential suite with the nemesis mixed in, on a multi-node cluster kgc started.
+
+:class:`FaultGroupMachine` is :class:`~kgc.properties.machine.GroupMachine` plus
+:func:`~kgc.conformance.nemesis.nemesis_rules`: Hypothesis interleaves kill / pause / resume /
+restart of any node with the group-protocol rules and shrinks faults like any other step. Every
+fault is a ``Fault`` event of the same history (``Engine.inject``), checked by
+:class:`~kgc.model.cluster_group.ClusterGroupModel`.
+
+Routing (what the model assumes, and what :class:`FaultTarget` does): each client keeps one
+connection, to the group's coordinator when the example starts; a ``FindCoordinator`` answer that
+names a node moves the client's connection there (as a Java consumer does after
+``NOT_COORDINATOR``). ``FindCoordinator`` itself goes to the client's node if it runs, else to the
+lowest-numbered running node. A connection that breaks (its node was killed) loses its request:
+no answer is recorded. The machine does not send a group request to a stopped node, and does not
+pause a node while a request is in flight to it (``cluster_group``'s stated scope).
+
+Settling: after each fault the runner waits until the group's ``__consumer_offsets`` partition
+has a running leader whose in-sync replicas are all running (so no write waits on a stopped
+follower) and, when the coordinator was hit, until the new coordinator has loaded the group. The
+wait polls on the clients' own poller, so answers arriving meanwhile keep their arrival times.
+
+Faults are injected only into a cluster whose provider says ``can_inject_faults`` (kgc started
+it): :class:`~kgc.conformance.nemesis.Nemesis` refuses any other with a one-line error.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kgc.conformance import wire
+from kgc.conformance.client import (
+    ClientError,
+    Cluster,
+    Connection,
+    GroupClient,
+    describe_groups,
+    error_name,
+    metadata,
+)
+from kgc.conformance.nemesis import Nemesis, nemesis_rules
+from kgc.conformance.target import BrokerTarget, TargetError, _Pending
+from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request
+from kgc.model.coordinator import partition_for
+from kgc.properties.engine import FaultStep
+from kgc.properties.machine import GroupMachine, SuiteContext
+from kgc.properties.target import Arrival
+
+OFFSETS_TOPIC = "__consumer_offsets"
+ROUTING_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
+
+
+class SettleError(AssertionError):
+    """The cluster did not settle after a fault within the deadline."""
+
+
+# ---------------------------------------------------------------------------------------- target
+
+
+class _RoutingGroup(GroupClient):
+    """Member connections that follow each client's route instead of one fixed coordinator."""
+
+    def __init__(self, cluster: Cluster, group_id: str, coordinator_id: int) -> None:
+        super().__init__(cluster, group_id, coordinator_id)
+        self.routes: dict[str, int] = {}
+        self.stopped: Callable[[], set[int]] = set
+
+    def node_for(self, command: Request) -> int:
+        node = self.routes.get(command.client, self.coordinator_id)
+        if isinstance(command, FindCoordinator) and node in self.stopped():
+            running = sorted(set(self.cluster.brokers) - self.stopped())
+            node = running[0] if running else node
+        return node
+
+    def connection(self, client: str, node: int) -> Connection:
+        conn = self.members.get(client)
+        if conn is None or conn.closed or conn.node_id != node:
+            if conn is not None:
+                conn.close()
+            conn = self.cluster.open(node, f"kgc-{client}")
+            self.members[client] = conn
+        return conn
+
+
+class FaultTarget(BrokerTarget):
+    """A :class:`BrokerTarget` whose clients follow ``FindCoordinator`` and survive dead nodes."""
+
+    def __init__(
+        self, cluster: Cluster, group_id: str, *, description: dict[str, Any], nemesis: Nemesis
+    ) -> None:
+        super().__init__(cluster, group_id, description=description)
+        old = self._group
+        self._group = _RoutingGroup(cluster, group_id, old.coordinator_id)
+        self._group.stopped = lambda: nemesis.stopped
+        self.coordinator_id = old.coordinator_id
+        self._commands: dict[int, Request] = {}
+        self.lost: list[int] = []
+
+    def route(self, client: str) -> int:
+        return self._group.routes.get(client, self._group.coordinator_id)
+
+    def nodes_in_flight(self) -> set[int]:
+        return {self.route(client) for client in self._pending}
+
+    def send(self, request_id: int, command: Request) -> None:
+        group = self._group
+        assert isinstance(group, _RoutingGroup)
+        node = group.node_for(command)
+        self._commands[request_id] = command
+        try:
+            conn = group.connection(command.client, node)
+            request, version = wire.encode(command, self.group_id, self._ids)
+            handle = conn.send(request, version)
+        except ClientError:
+            self.lost.append(request_id)  # never reached the node: no answer will come
+            return
+        self._pending[command.client] = _Pending(request_id, command, handle)
+
+    def _drop_broken(self) -> None:
+        for client, p in list(self._pending.items()):
+            if p.handle.done and p.handle.error is not None:
+                del self._pending[client]
+                self.lost.append(p.request_id)
+
+    def poll(self, timeout_ms: float) -> list[Arrival]:
+        # wait on our own handles first, so a connection broken by a kill is seen here and its
+        # request is lost (never answered) instead of failing the run
+        handles = [p.handle for p in self._pending.values()]
+        if handles:
+            self._group.poller.wait(handles, max(0.0, timeout_ms) / 1000.0, until="any")
+        self._drop_broken()
+        try:
+            arrivals = super().poll(0.0 if handles else timeout_ms)
+        except TargetError:
+            self._drop_broken()
+            arrivals = []
+        for a in arrivals:
+            command = self._commands.get(a.request_id)
+            r = a.response
+            if isinstance(r, FindCoordinatorResponse) and r.error == "NONE" and command:
+                assert isinstance(self._group, _RoutingGroup)
+                self._group.routes[command.client] = r.node_id
+        return arrivals
+
+
+# -------------------------------------------------------------------------------------- settling
+
+
+def _offsets_partition(cluster: Cluster, node: int, partition: int) -> tuple[int, set[int]] | None:
+    """(leader, isr) of ``partition`` of ``__consumer_offsets`` as ``node`` sees it."""
+    try:
+        conn = cluster.connection(node)
+        handle = metadata(conn, [OFFSETS_TOPIC])
+        cluster.poller.wait([handle], 2.0)
+        if not handle.done or handle.error is not None:
+            return None
+        for t in handle.response.topics:
+            if t.name == OFFSETS_TOPIC:
+                for p in t.partitions:
+                    if p.partition_index == partition:
+                        return p.leader_id, set(p.isr_nodes)
+    except ClientError:
+        return None
+    return None
+
+
+def settle(
+    cluster: Cluster,
+    group_id: str,
+    partitions: int,
+    stopped: set[int],
+    *,
+    coordinator_hit: bool,
+    deadline_s: float = 60.0,
+) -> None:
+    """Wait until the group's partition has a running leader with only running in-sync replicas,
+    every running node agrees on that leader, and (``coordinator_hit``) the leader has loaded the
+    group."""
+    partition = partition_for(group_id, partitions)
+    end = time.monotonic() + deadline_s
+    last = ""
+    while time.monotonic() < end:
+        running = sorted(set(cluster.brokers) - stopped)
+        views = {n: _offsets_partition(cluster, n, partition) for n in running}
+        leaders = {v[0] for v in views.values() if v is not None}
+        if None in views.values() or len(leaders) != 1:
+            last = f"views {views}"
+        else:
+            leader = leaders.pop()
+            isr_ok = all(v is not None and v[1] <= set(running) for v in views.values())
+            if leader in running and isr_ok:
+                if not coordinator_hit or _loaded(cluster, leader, group_id):
+                    return
+                last = f"node {leader} still loading {group_id}"
+            else:
+                last = f"leader {leader}, views {views}"
+        time.sleep(0.05)
+    raise SettleError(f"cluster did not settle in {deadline_s} s: {last}")
+
+
+def _loaded(cluster: Cluster, node: int, group_id: str) -> bool:
+    try:
+        conn = cluster.connection(node)
+        handle = describe_groups(conn, [group_id])
+        cluster.poller.wait([handle], 2.0)
+        if not handle.done or handle.error is not None:
+            return False
+        return error_name(handle.response.groups[0].error_code) not in ROUTING_ERRORS
+    except ClientError:
+        return False
+
+
+def settling_runner(
+    nemesis: Nemesis, cluster: Cluster, group_id: str, partitions: int
+) -> Callable[[str, int], None]:
+    """A ``FaultRunner``: perform the action, then :func:`settle` (always waiting for the group to
+    be loaded: which node coordinates it is not assumed)."""
+
+    def perform(action: str, node: int) -> None:
+        nemesis(action, node)
+        settle(cluster, group_id, partitions, nemesis.stopped, coordinator_hit=True)
+
+    return perform
+
+
+# --------------------------------------------------------------------------------------- machine
+
+
+class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
+    """The classic machine with nemesis rules; bound to a context by :func:`fault_machine_for`."""
+
+    broker: Any
+    cluster: Cluster
+    shared_nemesis: Nemesis
+    partitions: int
+
+    def __init__(self) -> None:
+        self.nemesis = self.shared_nemesis
+        super().__init__()
+        models = getattr(type(self), "models", None)
+        self._model_index: int | None = len(models) - 1 if models else None
+
+    def record_fault(self, action: str, node: int) -> None:
+        if self.failed_check is not None:
+            return
+        target = self.target
+        assert isinstance(target, FaultTarget)
+        if action == "pause" and node in target.nodes_in_flight():
+            return  # outside the model's scope: a request parked on a paused node
+        runner = settling_runner(self.nemesis, self.cluster, self.group_id, self.partitions)
+        self.engine.inject(FaultStep(action=action, node=node), runner)
+        if self.engine.divergence is not None:
+            self.failed_check = "divergence"
+
+    def trace(self) -> Any:
+        """This example's trace; its manifest names the fault-aware model as built for it (the
+        coordinator and partition leaders when the example started)."""
+        trace = super().trace()
+        models = getattr(type(self), "models", None)
+        if models:
+            trace.manifest["model"] = (
+                models[-1] if self._model_index is None else models[self._model_index]
+            )
+        return trace
+
+    def _run(self, command: Any) -> Any:
+        target = self.target
+        if (
+            isinstance(target, FaultTarget)
+            and hasattr(command, "client")
+            and not isinstance(command, FindCoordinator)
+            and target.route(command.client) in self.nemesis.stopped
+        ):
+            return None  # held back: its connection's node is stopped
+        return super()._run(command)
+
+
+def fault_machine_for(
+    context: SuiteContext, *, broker: Any, cluster: Cluster, nemesis: Nemesis, partitions: int
+) -> type[FaultGroupMachine]:
+    return type(
+        "FaultGroupMachineUnderTest",
+        (FaultGroupMachine,),
+        {
+            "context": context,
+            "broker": broker,
+            "cluster": cluster,
+            "shared_nemesis": nemesis,
+            "partitions": partitions,
+        },
+    )
+
+
+def run_fault_suite(
+    broker: Any,
+    *,
+    profile: str = "faults",
+    seed: int | None = None,
+    traces_dir: str = "traces",
+    settings_overrides: dict[str, Any] | None = None,
+    shrink_budget_s: float | None = None,
+    model_factory: Callable[[dict[str, Any], str], Any] | None = None,
+    checker_config: Any = None,
+) -> Any:
+    """Run the fault-mixed classic suite once on ``broker`` (a cluster kgc started). Returns a
+    :class:`~kgc.conformance.suite.SuiteResult`; never raises for a divergence. ``model_factory(
+    model_record, group_id)`` replaces how the model is built (quality tests)."""
+    import dataclasses
+
+    from hypothesis.control import current_build_context
+    from hypothesis.errors import Flaky
+    from hypothesis.stateful import run_state_machine_as_test
+    from kgc.conformance.brokerconfig import facts
+    from kgc.conformance.session import description_of
+    from kgc.conformance.suite import SuiteResult, _shrink_budget, hypothesis_settings
+    from kgc.model.checker import CheckerConfig
+    from kgc.properties.machine import TOPIC_PARTITIONS, DivergenceError, InvariantError
+    from kgc.properties.models import build_cluster, cluster_manifest
+    from kgc.properties.traces import Trace, save_failure
+
+    nemesis = Nemesis(broker)  # refuses a broker kgc did not start, with one line
+    seed = secrets.randbits(32) if seed is None else seed
+    run_id = secrets.token_hex(3)
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-faults")
+    description = {**description_of(broker), **facts(cluster)}
+    partitions = int(description["group_config"].get("offsets.topic.num.partitions", 50))
+    result = SuiteResult(profile=profile, seed=seed, target=description)
+    topic = f"kgc-faults-{run_id}"
+    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    counter = iter(range(1_000_000))
+    failures: list[tuple[str, Trace, bool]] = []
+    targets: list[FaultTarget] = []
+    factory = model_factory or (lambda record, gid: build_cluster(record, gid))
+
+    def open_target(gid: str) -> FaultTarget:
+        target = FaultTarget(cluster, gid, description=description, nemesis=nemesis)
+        targets.append(target)
+        return target
+
+    def new_model(gid: str) -> Any:
+        coordinator = targets[-1].coordinator_id
+        live = {**description, **facts(cluster)}
+        record = cluster_manifest(live, coordinator)
+        models.append(record)
+        return factory(record, gid)
+
+    models: list[dict[str, Any]] = []
+
+    def on_example_end(machine: Any) -> None:
+        result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
+        if machine.failed_check is not None:
+            final = bool(current_build_context().is_final)
+            failures.append((machine.failed_check, machine.trace(), final))
+
+    ctx = SuiteContext(
+        open_target=open_target,
+        new_model=new_model,
+        scenario="classic-faults",
+        profile=profile,
+        checker_config=checker_config or CheckerConfig(),
+        manifest_extra={"seed": seed},
+        on_example_end=on_example_end,
+        topic=topic,
+    )
+    ctx.new_group_id = lambda: f"kgc-faults-{run_id}-{next(counter)}"
+    machine_cls = fault_machine_for(
+        ctx, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
+    )
+    machine_cls.models = models  # type: ignore[attr-defined]
+    machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    base = hypothesis_settings("quick")
+    overrides = {"max_examples": 4, "stateful_step_count": 16, **(settings_overrides or {})}
+    chosen = type(base)(base, **overrides)
+    start = time.monotonic()
+    try:
+        with _shrink_budget(shrink_budget_s):
+            run_state_machine_as_test(machine_cls, settings=chosen)
+    except Flaky as exc:
+        result.failure = "flaky"
+        result.message = f"a failure did not reproduce on replay: {exc}"
+    except (DivergenceError, InvariantError) as exc:
+        result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
+        result.message = str(exc)
+    finally:
+        result.wall_s = time.monotonic() - start
+        result.examples = ctx.examples
+        result.commands = ctx.commands
+        result.ticks = ctx.ticks
+        result.coverage = dict(ctx.coverage)
+        try:
+            nemesis.heal()
+        finally:
+            cluster.close()
+    if result.failure is not None and failures:
+        finals = [f for f in failures if f[2]] or failures[-1:]
+        check, trace, _ = finals[-1]
+        result.saved.append(save_failure(trace, traces_dir, scenario="classic-faults", check=check))
+    del dataclasses
+    return result
