@@ -307,8 +307,6 @@ def run_fault_suite(
     """Run the fault-mixed classic suite once on ``broker`` (a cluster kgc started). Returns a
     :class:`~kgc.conformance.suite.SuiteResult`; never raises for a divergence. ``model_factory(
     model_record, group_id)`` replaces how the model is built (quality tests)."""
-    import dataclasses
-
     from hypothesis.control import current_build_context
     from hypothesis.errors import Flaky
     from hypothesis.stateful import run_state_machine_as_test
@@ -397,5 +395,4 @@ def run_fault_suite(
         finals = [f for f in failures if f[2]] or failures[-1:]
         check, trace, _ = finals[-1]
         result.saved.append(save_failure(trace, traces_dir, scenario="classic-faults", check=check))
-    del dataclasses
     return result

@@ -5,6 +5,12 @@ the suite's prefix; every response is checked against the model as in the live s
 FIXED (it failed when recorded and now passes), STILL FAILING, PASSES (it passed and still does) or
 NOW FAILING. All traces are loaded before anything is sent: a bad file stops the run with one line
 and nothing is written. ``--save DIR`` keeps each replay's own trace (never over an existing file).
+
+Traces with nemesis faults (the fault-mixed suite, ``kgc.conformance.fault_suite``) are replayed
+on an embedded cluster of the recorded shape (version, mode, node count, broker settings) that
+this command starts and stops, with the same faults at the same steps, on a group the same node
+coordinates when the replay starts; against ``--bootstrap-server`` they are refused (exit 2):
+kgc never injects faults into a broker it did not start.
 """
 
 from __future__ import annotations
@@ -88,6 +94,16 @@ def run(args: argparse.Namespace) -> int:
                 "replay them separately or pass --kafka-version"
             )
         version = versions.pop() if versions else None
+    faulty = [(p, t) for p, t in loaded if _has_faults(t)]
+    if faulty:
+        if args.bootstrap_server:
+            raise UserError(
+                f"{faulty[0][0]} injects faults (kill/pause/restart); kgc injects faults only "
+                "into a cluster it starts: drop --bootstrap-server"
+            )
+        if len(faulty) != len(loaded):
+            raise UserError("replay traces with faults and traces without them separately")
+        return _replay_with_faults(args, faulty)
     failing = 0
     with open_broker(
         bootstrap_server=args.bootstrap_server, kafka_version=version, mode=args.mode
@@ -133,3 +149,159 @@ def _topic_of(trace) -> str | None:  # noqa: ANN001
         for o in getattr(c, "offsets", ()) or getattr(c, "partitions", ()) or ():
             return o.topic
     return None
+
+
+def _has_faults(trace) -> bool:  # noqa: ANN001
+    return any(e.kind == "fault" for e in trace.events)
+
+
+def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001
+    """(version, mode, nodes, broker settings) of the cluster a trace was recorded on."""
+    from kgc.conformance.broker import RESERVED_KEYS
+
+    t = trace.manifest.get("target") or {}
+    version = t.get("version")
+    nodes = t.get("nodes")
+    if not isinstance(version, str) or not isinstance(nodes, int):
+        raise UserError(
+            "field 'manifest.target': a trace with faults must name the cluster's version and "
+            "node count; re-record it with this kgc"
+        )
+    config = {k: v for k, v in (t.get("config") or {}).items() if k not in RESERVED_KEYS}
+    return version, str(t.get("mode") or "kraft"), nodes, config
+
+
+def _replay_with_faults(args, loaded) -> int:  # noqa: ANN001
+    from kgc.conformance.broker import EmbeddedKafka
+    from kgc.conformance.nemesis import fault_steps
+    from kgc.properties.traces import render, save
+
+    shapes = {_shape(t)[:3] for _, t in loaded}
+    if len(shapes) > 1:
+        raise UserError(
+            "traces were recorded on clusters of different shapes; replay them separately"
+        )
+    version, mode, nodes, config = _shape(loaded[0][1])
+    if args.kafka_version:
+        version = args.kafka_version
+    failing = 0
+    cluster = EmbeddedKafka(version, nodes=nodes, mode=args.mode or mode, config=config)
+    cluster.start(timeout_s=240)
+    try:
+        for path, trace in loaded:
+            engine, new = replay_faulty(cluster, trace)
+            was = (trace.result or {}).get("verdict", "unrecorded")
+            now_ok = engine.divergence is None
+            same = fault_steps(new.events) == fault_steps(trace.events)
+            label = {
+                (True, "divergence"): "FIXED",
+                (False, "divergence"): "STILL FAILING",
+                (True, "pass"): "PASSES",
+                (False, "pass"): "NOW FAILING",
+            }.get((now_ok, was), "PASSES" if now_ok else "FAILING")
+            failing += 0 if now_ok else 1
+            extra = (
+                ""
+                if now_ok
+                else f" at step {engine.divergence.event.step}: {engine.divergence.reason}"
+            )
+            faults = ", ".join(f"{a} {n}@{s}" for s, a, n in fault_steps(new.events))
+            print(f"{label:13} {path}{extra}")
+            print(
+                f"              faults: {faults or 'none'}" + ("" if same else " (NOT as recorded)")
+            )
+            if not now_ok and args.verbose:
+                print(render(new))
+            if args.save:
+                print(f"              saved {save(new, f'{args.save}/{path.stem}.replay.json')}")
+    finally:
+        cluster.stop()
+    print(f"{len(loaded) - failing} passed, {failing} failed")
+    return 1 if failing else 0
+
+
+def replay_faulty(broker, trace):  # noqa: ANN001
+    """Replay a fault-mixed trace on ``broker`` (a cluster kgc started): a fresh group the same
+    node coordinates, the same commands, the same faults at the same steps (each followed by the
+    suite's settle wait). Returns (engine, new trace)."""
+    from kgc.conformance.brokerconfig import facts
+    from kgc.conformance.client import Cluster
+    from kgc.conformance.fault_suite import FaultTarget, settling_runner
+    from kgc.conformance.nemesis import Nemesis
+    from kgc.conformance.session import description_of
+    from kgc.model.checker import CheckerConfig
+    from kgc.properties.engine import Engine, FaultStep
+    from kgc.properties.machine import TOPIC_PARTITIONS
+    from kgc.properties.models import build_cluster, cluster_manifest
+    from kgc.properties.traces import Trace, new_manifest, result_of
+
+    record = trace.manifest.get("model") or {}
+    if record.get("name") != "ClusterGroupModel":
+        raise UserError(
+            f"field 'manifest.model.name': {record.get('name')!r}: only fault-mixed suite traces "
+            "(ClusterGroupModel) replay with faults here; failover-driver traces replay with "
+            "GroupDriver.replay"
+        )
+    want = record.get("coordinator")
+    nemesis = Nemesis(broker)
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay")
+    engine = None
+    try:
+        description = {**description_of(broker), **facts(cluster)}
+        leaders = description["offsets_partition_leaders"]
+        partitions = len(leaders)
+        group_id = _group_on(want, leaders, partitions)
+        topic = _topic_of(trace)
+        if topic:
+            cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        target = FaultTarget(cluster, group_id, description=description, nemesis=nemesis)
+        model_record = cluster_manifest(description, target.coordinator_id)
+        known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
+        cfg = CheckerConfig(
+            **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
+        )
+        engine = Engine(target, build_cluster(model_record, group_id), checker_config=cfg)
+        runner = settling_runner(nemesis, cluster, group_id, partitions)
+        try:
+            for c in trace.commands_with_faults():
+                if isinstance(c, FaultStep):
+                    engine.inject(c, runner)
+                elif c.type == "Tick" or not target.in_flight(c.client):
+                    engine.execute(c)
+                else:
+                    engine._drain(c.client)
+                    engine.execute(c)
+                if engine.divergence is not None:
+                    break
+        finally:
+            target.close()
+    finally:
+        try:
+            nemesis.heal()
+        finally:
+            cluster.close()
+    manifest = new_manifest(
+        target=description,
+        group_id=group_id,
+        seed=trace.manifest.get("seed"),
+        profile="replay",
+        scenario=trace.manifest.get("scenario", "replay"),
+        model=model_record,
+        checker=trace.manifest.get("checker", {}),
+    )
+    manifest["replay_of"] = trace.manifest.get("trace_id")
+    new = Trace(
+        manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine)
+    )
+    return engine, new
+
+
+def _group_on(node, leaders, partitions: int) -> str:  # noqa: ANN001
+    """A fresh ``kgc-replay-…`` group id whose ``__consumer_offsets`` partition ``node`` leads."""
+    from kgc.model.coordinator import partition_for
+
+    for _ in range(10_000):
+        group_id = f"kgc-replay-{secrets.token_hex(4)}"
+        if node is None or leaders[partition_for(group_id, partitions)] == node:
+            return group_id
+    raise UserError(f"node {node} leads no __consumer_offsets partition on this cluster")
