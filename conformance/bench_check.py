@@ -1,10 +1,19 @@
 """``kgc bench check``: how fast the differential suite runs against the embedded broker.
 
+Two ci-profile runs on one broker, same seed, one after the other (after a short warm-up run, so
+the broker's JIT does not favour the second): the engine as it was — every step listened a fixed
+20 ms for late answers and every example opened new connections — and as it is now. On a noisy
+shared machine the ratio of the two, measured side by side, says more than either number.
+
 Keys:
 
 * ``requests_per_s`` — requests sent and checked per second of wall time *not* spent in ticks
   (ticks are time the suite lets pass on purpose), over one ci-profile run; target >= 200.
-* ``ci_profile_wall_s`` — wall time of that run (target <= 180).
+  ``requests_per_s_grace20``: the same with the old engine settings (``quiet_ms=20``, no
+  connection reuse); ``requests_per_s_ratio`` = new / old.
+* ``ci_profile_wall_s`` — wall time of that run (target <= 180); ``…_grace20`` the old one.
+* ``ci_profile_examples``, ``ci_profile_requests``, ``ci_profile_divergences`` (and ``…_grace20``).
+* ``tick_s`` — time spent in ticks (nominal), excluded from ``requests_per_s``.
 * ``shrink_s_<variant>`` — time to find and shrink each deliberately broken model variant
   (``kgc.properties.broken``), and ``trace_commands_<variant>`` the length of the saved trace.
   ``--quick`` skips the variants.
@@ -12,6 +21,7 @@ Keys:
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -20,7 +30,36 @@ from typing import Any
 from kgc.conformance.session import description_of, open_broker
 from kgc.conformance.suite import run_suite
 from kgc.properties.broken import VARIANTS, broken
+from kgc.properties.engine import EngineConfig
 from kgc.properties.traces import load
+
+SEED = 20261121
+# the engine before it stopped listening a fixed 20 ms after every step
+GRACE20 = EngineConfig(grace_ms=20.0, quiet_ms=20.0, final_ms=0.0)
+
+
+def _ci(broker: Any, description: dict[str, Any], tmp: str, *, old: bool) -> dict[str, Any]:
+    suffix = "_grace20" if old else ""
+    print(f"bench check: ci profile{' (old settings)' if old else ''}…", file=sys.stderr)
+    r = run_suite(
+        bootstrap_servers=broker.bootstrap_servers,
+        description=description,
+        profile="ci",
+        seed=SEED,
+        traces_dir=tmp,
+        engine_config=GRACE20 if old else EngineConfig(),
+        reuse_connections=not old,
+    )
+    busy = max(r.wall_s - r.tick_ms / 1000.0, 1e-9)
+    out = {
+        f"ci_profile_wall_s{suffix}": round(r.wall_s, 1),
+        f"ci_profile_examples{suffix}": r.examples,
+        f"ci_profile_requests{suffix}": r.commands,
+        f"ci_profile_divergences{suffix}": 0 if r.ok else 1,
+        f"requests_per_s{suffix}": round(r.commands / busy, 1),
+        f"tick_s{suffix}": round(r.tick_ms / 1000.0, 1),
+    }
+    return out
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -31,22 +70,20 @@ def run(args: Any) -> dict[str, Any]:
     ):
         description = description_of(broker)
         out["kafka_version"] = description.get("version")
-        print("bench check: ci profile…", file=sys.stderr)
-        r = run_suite(
+        print("bench check: warm-up (quick profile)…", file=sys.stderr)
+        run_suite(
             bootstrap_servers=broker.bootstrap_servers,
             description=description,
-            profile="ci",
-            seed=20261121,
+            profile="quick",
+            seed=SEED,
             traces_dir=tmp,
         )
-        busy = max(r.wall_s - r.tick_ms / 1000.0, 1e-9)
-        out.update(
-            ci_profile_wall_s=round(r.wall_s, 1),
-            ci_profile_examples=r.examples,
-            ci_profile_requests=r.commands,
-            ci_profile_divergences=0 if r.ok else 1,
-            requests_per_s=round(r.commands / busy, 1),
-            tick_s=round(r.tick_ms / 1000.0, 1),
+        load_before = os.getloadavg()[0]
+        out.update(_ci(broker, description, tmp, old=True))
+        out.update(_ci(broker, description, tmp, old=False))
+        out["load_avg_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+        out["requests_per_s_ratio"] = round(
+            out["requests_per_s"] / max(out["requests_per_s_grace20"], 1e-9), 2
         )
         if not getattr(args, "quick", False):
             for name in VARIANTS:

@@ -87,6 +87,14 @@ class BrokerTarget:
     def _ms(self, monotonic_s: float) -> float:
         return (monotonic_s - self._t0) * 1000.0
 
+    def prepare(self, client: str) -> None:
+        """Open (or reuse) ``client``'s connection before the engine stamps its next request: the
+        ApiVersions handshake of a new connection reads whatever else arrives meanwhile, and the
+        engine records that before the request (``Engine.execute``). A subclass that routes its
+        own sends (``send`` overridden) opens its own connections: nothing is opened here then."""
+        if type(self).send is BrokerTarget.send:
+            self._group.member(client)
+
     def send(self, request_id: int, command: Request) -> None:
         conn = self._group.member(command.client)
         request, version = wire.encode(command, self.group_id, self._ids)

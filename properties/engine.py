@@ -2,8 +2,10 @@
 
 Per step (DESIGN-NOTES.md, "Requests that stay pending"):
 
-0. Read whatever has already arrived (a zero-timeout poll) and record it, so a response that
-   reached us before this step's request was written is recorded *before* its ``Invoke``.
+0. Let the target get ready for the client (``prepare``, optional: a broker target opens the
+   client's connection), then read whatever has already arrived (a zero-timeout poll) and record
+   it, so a response that reached us before this step's request was written is recorded *before*
+   its ``Invoke``.
 1. ``Tick(ms)``: let ``ms`` of the target's time pass while collecting whatever arrives.
    A request: stamp the send time, ``send`` it (never blocks), record ``Invoke``.
 2. Collect: poll until every response the checker says *must* have been emitted by now has arrived
@@ -136,6 +138,11 @@ class Engine:
         self.step += 1
         received: list[tuple[int, Response]] = []
         request_id: int | None = None
+        prepare = getattr(self.target, "prepare", None)
+        if prepare is not None and not isinstance(command, Tick):
+            # e.g. open the client's connection now: a handshake reads other connections' answers,
+            # which must be recorded before this request, as they arrived before it was written
+            prepare(command.client)
         self._read_arrived(step, received)
         if self.divergence is not None:  # what arrived already diverges: do not send more
             pass
