@@ -26,8 +26,12 @@ leader map) are enumerated by :func:`kgc.model.txn.explore`.
 
 Input outside the model: a request version the profile's broker does not accept raises
 ``ValueError`` naming the accepted range (the broker would reject the request before any group
-logic; generators must not produce it). Faults (``fault``) are not modelled here: the state is
-returned unchanged (coordinator moves are ``coordinator.py``'s and ``failover.py``'s business).
+logic; generators must not produce it). Faults: this model is one coordinator's in-memory group and
+knows no cluster, so ``fault`` returns the state unchanged, which is right only on a cluster where
+the faulted node does not coordinate the group. A fault on the coordinator (routing errors, a new
+coordinator, reloading the persisted record) is modelled by
+:class:`kgc.model.cluster_group.ClusterGroupModel`, which wraps this one; the fault-mixed suite
+(``kgc.conformance.fault_suite``) and its traces use that.
 """
 
 from __future__ import annotations
@@ -183,6 +187,7 @@ class ClassicGroupModel:
     def fault(
         self, state: GroupState, *, action: str, node: int, at_ms: float
     ) -> Iterable[GroupState]:
+        """Unchanged: see the module docstring (``ClusterGroupModel`` models coordinator faults)."""
         return [state]
 
     # ------------------------------------------------------------------ steps
