@@ -155,6 +155,7 @@ def _offsets_partition(cluster: Cluster, node: int, partition: int) -> tuple[int
         handle = metadata(conn, [OFFSETS_TOPIC])
         cluster.poller.wait([handle], 2.0)
         if not handle.done or handle.error is not None:
+            conn.close()  # a busy connection would refuse the next probe
             return None
         for t in handle.response.topics:
             if t.name == OFFSETS_TOPIC:
@@ -206,6 +207,7 @@ def _loaded(cluster: Cluster, node: int, group_id: str) -> bool:
         handle = describe_groups(conn, [group_id])
         cluster.poller.wait([handle], 2.0)
         if not handle.done or handle.error is not None:
+            conn.close()
             return False
         return error_name(handle.response.groups[0].error_code) not in ROUTING_ERRORS
     except ClientError:
