@@ -34,9 +34,9 @@ group, following :mod:`kgc.model.failover`'s rules, now for every classic reques
    record with members comes back ``Stable`` at its generation, leader, protocol and assignments,
    each member supporting only the selected protocol (the record stores only that subscription);
    one without members comes back ``Empty``; offsets alone make an Empty group. Every loaded
-   member's session timer starts when loading ends, which the client cannot see: the model loads
-   at every event time after the fault (one state each) and lets a loaded member expire as early
-   as its session after the fault (``early``), so the real load time is always bracketed.
+   member's session timer starts when loading ends, which the client cannot see: the model keeps
+   one world per ``LOAD_GRID_MS`` step since the fault, so one world loaded at most a step before
+   the real moment (its timers then fire within the checker's late tolerance).
 5. **A resumed old coordinator** that has not yet learned it lost the partition may answer
    Heartbeat, OffsetFetch and DescribeGroups from its in-memory group (a *zombie*); anything
    else it answers ``NOT_COORDINATOR``, and once it has answered ``NOT_COORDINATOR`` it has
@@ -93,6 +93,10 @@ from kgc.model.profiles import GroupConfig
 from kgc.model.state import EMPTY, STABLE, CommittedOffset, GroupState, Member
 
 Phase = Literal["serving", "loading"]
+
+# Worlds differ in when loading ended by this much at most (below CheckerConfig.late_ms, so the
+# world loaded just before the real moment fires the loaded members' timers within tolerance).
+LOAD_GRID_MS = 50.0
 NONE = "NONE"
 
 # (request id, client, response, emitted at ms): answers that do not come from the group itself
@@ -304,14 +308,21 @@ class ClusterGroupModel:
     ) -> list[ClusterGroupState]:
         options = [state]
         if state.phase == "loading" and state.coordinator not in state.stopped:
-            # loading may end at any moment (rule 4); members' timers start then
-            at = max(may_until, state.group.now_ms)
-            group = load_group(state.persisted, state.durable_offsets, state.group, at)
-            early = tuple(
-                (m.member_id, state.lost_at_ms + m.session_timeout_ms, at + m.session_timeout_ms)
-                for m in group.members
-            )
-            options.append(replace(state, phase="serving", group=group, early=early))
+            # loading may have ended at any moment since the last event (rule 4); members'
+            # session timers start then. One world per LOAD_GRID_MS step, so the real load time
+            # is at most one step after a world's (within the checker's late tolerance).
+            start = max(state.lost_at_ms, state.group.now_ms)
+            times = []
+            t = start + LOAD_GRID_MS
+            while t < may_until:
+                times.append(t)
+                t += LOAD_GRID_MS
+            times.append(max(may_until, start))
+            for at in times:
+                group = load_group(state.persisted, state.durable_offsets, state.group, at)
+                options.append(replace(state, phase="serving", group=group, early=()))
+            # still loading: the worlds that loaded before now were produced just above
+            options[0] = replace(state, lost_at_ms=max(may_until, start))
         out: dict[ClusterGroupState, None] = {}
         for s in options:
             for s2 in self._advance_serving(s, must_until, may_until):
