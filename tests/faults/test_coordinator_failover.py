@@ -11,6 +11,8 @@ over the *same* history and must diverge — the real broker's answers catch it.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from kgc.model.failover import (
     LoadedGroup,
 )
 from kgc.properties import traces
+from kgc.properties.models import failover_manifest
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
@@ -65,8 +68,9 @@ def fetch(client: str, topic: str) -> m.OffsetFetch:
 
 def run_failover(
     cluster: Any, nemesis: Any, group_id: str, topic: str, action: str, say: Any
-) -> tuple[list[Any], Any]:
-    """The scenario; returns the recorded history and the member-id map it used."""
+) -> tuple[list[Any], Any, dict[str, Any]]:
+    """The scenario; returns the recorded history, the member-id map it used and the manifest's
+    model record (a FailoverModel starting from the formed group)."""
     driver = GroupDriver(cluster.bootstrap_servers, group_id, nemesis=nemesis, log=say)
     try:
         driver.create_topic(topic, partitions=1, replication_factor=3)
@@ -137,7 +141,10 @@ def run_failover(
     broken = check(model(ForgetsGeneration()), events, CHECKER)
     assert broken is not None, "a model that forgets the generation explained the broker"
     say(f"broken model diverged at event {broken.index}: {broken.reason}")
-    return events, driver.ids
+    model_record = failover_manifest(
+        record=record, coordinator=coordinator, nodes=cluster.node_ids, started_at_ms=start_ms
+    )
+    return events, driver.ids, model_record
 
 
 @pytest.mark.parametrize("action", ["kill", "pause"])
@@ -165,14 +172,16 @@ def test_failover_trace_replays_with_the_same_faults_at_the_same_steps(
     say: Any,
     tmp_path: Path,
 ) -> None:
-    events, ids = run_failover(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "pause", say)
+    events, ids, model_record = run_failover(
+        kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "pause", say
+    )
     manifest = traces.new_manifest(
         target=kraft3.describe(),
         group_id=kgc_group_id,
         seed=None,
         profile="faults",
         scenario="coordinator-failover-pause",
-        model={"name": "FailoverModel"},
+        model=model_record,
         checker=dataclasses.asdict(CHECKER),
     )
     saved = traces.save(traces.Trace(manifest=manifest, events=events), tmp_path / "failover.json")
@@ -180,6 +189,14 @@ def test_failover_trace_replays_with_the_same_faults_at_the_same_steps(
     recorded = fault_steps(loaded.events)
     assert recorded == fault_steps(events)
     assert [a for _, a, _ in recorded] == ["pause", "resume"]
+    # the saved trace re-checks with no broker, through the FailoverModel its manifest rebuilds
+    analyzed = subprocess.run(
+        [sys.executable, "-m", "kgc.cli", "analyze", str(saved)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert analyzed.returncode == 0 and "PASS" in analyzed.stdout, analyzed.stdout + analyzed.stderr
     # replay on the same group with the same members (the recording's id map)
     driver = GroupDriver(
         kraft3.bootstrap_servers, kgc_group_id, nemesis=kraft_nemesis, ids=ids, log=say
