@@ -15,9 +15,10 @@ no answer is recorded. The machine does not send a group request to a stopped no
 pause a node while a request is in flight to it (``cluster_group``'s stated scope).
 
 Settling: after each fault the runner waits until the group's ``__consumer_offsets`` partition
-has a running leader whose in-sync replicas are all running (so no write waits on a stopped
-follower) and, when the coordinator was hit, until the new coordinator has loaded the group. The
-wait polls on the clients' own poller, so answers arriving meanwhile keep their arrival times.
+has a running leader whose in-sync replicas are exactly the running nodes (so no write waits on a
+stopped follower, and the next fault always has a replica to fail over to), and until that leader
+has loaded the group. The wait polls on the clients' own poller, so answers arriving meanwhile
+keep their arrival times.
 
 Faults are injected only into a cluster whose provider says ``can_inject_faults`` (kgc started
 it): :class:`~kgc.conformance.nemesis.Nemesis` refuses any other with a one-line error.
@@ -176,9 +177,9 @@ def settle(
     coordinator_hit: bool,
     deadline_s: float = 60.0,
 ) -> None:
-    """Wait until the group's partition has a running leader with only running in-sync replicas,
-    every running node agrees on that leader, and (``coordinator_hit``) the leader has loaded the
-    group."""
+    """Wait until the group's partition has a running leader whose in-sync replicas are exactly
+    the running nodes, every running node agrees on that, and (``coordinator_hit``) the leader
+    has loaded the group."""
     partition = partition_for(group_id, partitions)
     end = time.monotonic() + deadline_s
     last = ""
@@ -190,7 +191,9 @@ def settle(
             last = f"views {views}"
         else:
             leader = leaders.pop()
-            isr_ok = all(v is not None and v[1] <= set(running) for v in views.values())
+            # exactly the running nodes in sync: no write waits on a stopped follower, and a
+            # later fault on the leader always finds another in-sync replica to move to
+            isr_ok = all(v is not None and v[1] == set(running) for v in views.values())
             if leader in running and isr_ok:
                 if not coordinator_hit or _loaded(cluster, leader, group_id):
                     return
