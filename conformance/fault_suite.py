@@ -252,6 +252,8 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
             return
         target = self.target
         assert isinstance(target, FaultTarget)
+        if not self.nemesis.can(action, node):
+            return  # the plan asked for it, but an earlier step was skipped
         if action == "pause" and node in target.nodes_in_flight():
             return  # outside the model's scope: a request parked on a paused node
         runner = settling_runner(self.nemesis, self.cluster, self.group_id, self.partitions)

@@ -251,20 +251,36 @@ def nemesis_rules(max_nodes: int = 3, max_stopped: int = 1) -> type[Any]:
     from hypothesis import strategies as st
     from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
+    # Preconditions read a *plan*: the node states the drawn rules asked for, whether or not the
+    # machine performed them (it may skip one, e.g. after a failure). What Hypothesis may draw then
+    # depends only on what it drew before, never on the cluster (else replays look "flaky").
+    def plan(self: Any) -> tuple[set[int], set[int]]:
+        if not hasattr(self, "_plan"):
+            self._plan = (set(), set())  # (paused, killed)
+        planned: tuple[set[int], set[int]] = self._plan
+        return planned
+
     def pick(self: Any, index: int, action: str) -> int | None:
         ids = self.nemesis.node_ids
         node = ids[index % len(ids)]
-        return node if self.nemesis.can(action, node) else None
+        paused, killed = plan(self)
+        if node in paused | killed:
+            return None
+        (paused if action == "pause" else killed).add(node)
+        return node
 
     def room(self: Any) -> bool:
-        return len(self.nemesis.stopped) < max_stopped
+        paused, killed = plan(self)
+        return len(paused | killed) < max_stopped
 
     class NemesisMachine(RuleBasedStateMachine):
         nemesis: Nemesis
 
         def record_fault(self, action: str, node: int) -> None:
-            """Default: the nemesis records it itself (its own step counter)."""
-            self.nemesis.act(action, node)
+            """Default: the nemesis records it itself (its own step counter). Overrides may skip
+            an action (the plan moves on regardless); skip one the nemesis refuses."""
+            if self.nemesis.can(action, node):
+                self.nemesis.act(action, node)
 
         @precondition(room)
         @rule(index=st.integers(0, max_nodes - 1))
@@ -280,17 +296,21 @@ def nemesis_rules(max_nodes: int = 3, max_stopped: int = 1) -> type[Any]:
             if node is not None:
                 self.record_fault("pause", node)
 
-        @precondition(lambda self: bool(self.nemesis.paused))
+        @precondition(lambda self: bool(plan(self)[0]))
         @rule(index=st.integers(0, max_nodes - 1))
         def nemesis_resume(self, index: int) -> None:
-            paused = sorted(self.nemesis.paused)
-            self.record_fault("resume", paused[index % len(paused)])
+            paused = sorted(plan(self)[0])
+            node = paused[index % len(paused)]
+            plan(self)[0].discard(node)
+            self.record_fault("resume", node)
 
-        @precondition(lambda self: bool(self.nemesis.killed))
+        @precondition(lambda self: bool(plan(self)[1]))
         @rule(index=st.integers(0, max_nodes - 1))
         def nemesis_restart(self, index: int) -> None:
-            killed = sorted(self.nemesis.killed)
-            self.record_fault("restart", killed[index % len(killed)])
+            killed = sorted(plan(self)[1])
+            node = killed[index % len(killed)]
+            plan(self)[1].discard(node)
+            self.record_fault("restart", node)
 
         def teardown(self) -> None:
             try:
