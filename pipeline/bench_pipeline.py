@@ -97,6 +97,7 @@ def recheck_job(
     traces = read_traces(spark, corpus_dir)
     if limit is not None:
         traces = traces.where(F.col("seed") < limit)
+    _log(f"{traces.rdd.getNumPartitions()} input partitions")
     t = time.monotonic()
     rows = facts(traces).groupBy("recheck_verdict", "agrees_with_recorded").count().collect()
     seconds = time.monotonic() - t
@@ -140,6 +141,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if stats["n"] != n:
             raise RuntimeError(f"corpus has {stats['n']} traces, expected {n}")
         result["events_per_trace_avg"] = round(stats["events"], 1)
+        result["cpu_count"] = os.cpu_count()
+        result["input_partitions"] = spark.read.parquet(
+            str(Path(corpus) / "traces")
+        ).rdd.getNumPartitions()
         result["corpus_bytes"] = sum(f.stat().st_size for f in Path(corpus).rglob("*.parquet"))
 
         _log(f"re-checking all {n} traces at local[2]")
