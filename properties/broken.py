@@ -31,32 +31,59 @@ from typing import Any
 
 from kgc.model import heartbeat, rebalance
 
+_Site = tuple[Any, str, Any, Any]  # (module or dict, attribute or key, original, replacement)
+_ACTIVE: list[list[_Site]] = []  # the sites of every patch in force, innermost last
+
+
+def _set(where: Any, key: Any, value: Any) -> None:
+    if isinstance(where, dict):
+        where[key] = value
+    else:
+        setattr(where, key, value)
+
 
 def _patched(module: Any, name: str, new: Callable[..., Any]) -> Callable[[], None]:
     """Replace ``module.name`` everywhere in kgc.model that imported that same object."""
     original = getattr(module, name)
-    touched: list[Any] = []
-    tables: list[tuple[dict[Any, Any], Any]] = []
+    sites: list[_Site] = []
     for mod_name, mod in list(sys.modules.items()):
         if not mod_name.startswith("kgc.model"):
             continue
         if getattr(mod, name, None) is original:
-            setattr(mod, name, new)
-            touched.append(mod)
+            sites.append((mod, name, original, new))
         for value in list(vars(mod).values()):  # dispatch tables such as group.HANDLERS
             if isinstance(value, dict):
                 for key, fn in list(value.items()):
                     if fn is original:
-                        value[key] = new
-                        tables.append((value, key))
+                        sites.append((value, key, original, new))
+    for where, key, _, replacement in sites:
+        _set(where, key, replacement)
+    _ACTIVE.append(sites)
 
     def undo() -> None:
-        for mod in touched:
-            setattr(mod, name, original)
-        for table, key in tables:
-            table[key] = original
+        for where, key, orig, _ in sites:
+            _set(where, key, orig)
+        if sites in _ACTIVE:
+            _ACTIVE.remove(sites)
 
     return undo
+
+
+@contextmanager
+def real_model() -> Iterator[None]:
+    """Suspend every variant in force for the block: the unbroken model answers. A model-only
+    quality test wraps its :class:`~kgc.properties.target.ModelTarget` calls in this, so the
+    *target* behaves like Kafka while the checker holds it to the broken variant."""
+    active = list(_ACTIVE)
+    for sites in reversed(active):
+        for where, key, orig, _ in sites:
+            _set(where, key, orig)
+    try:
+        yield
+    finally:
+        for sites in active:
+            for where, key, _, replacement in sites:
+                _set(where, key, replacement)
 
 
 def _generation_not_bumped() -> Callable[[], None]:
