@@ -255,3 +255,37 @@ def test_finish_waits_for_a_may_answer_within_the_tolerance_window():
     engine.execute(DescribeGroups(client="c1", version=5))
     assert [r for _, r in engine.finish()] == [STABLE]
     assert engine.divergence is None
+
+
+def test_a_request_waits_until_an_unanswered_one_has_been_out_settle_ms():
+    # c1's join stays pending; c2's heartbeat drawn 4 ms later goes out only at 20 ms, so the
+    # broker cannot apply it before the join (requests on two connections close together may be
+    # applied in either order)
+    target = ScriptedTarget(
+        lambda c: None if isinstance(c, JoinGroup) else (HeartbeatResponse(error="NONE"), 1.0)
+    )
+    engine = _engine(target, settle_ms=20.0)
+    engine.execute(_join())
+    target.clock += 4.0
+    engine.execute(HEARTBEAT)
+    (invoke,) = [e for e in engine.events if isinstance(e, Invoke) and e.request_id == 1]
+    assert invoke.at_ms == 20.0
+    # a request that follows answered ones is sent at once
+    target.clock += 1.0
+    engine.execute(HEARTBEAT)
+    assert [e.at_ms for e in engine.events if isinstance(e, Invoke)][-1] == target.clock - 1.0
+
+
+def test_the_settle_wait_ends_when_the_unanswered_request_is_answered():
+    # the join is answered (wrongly, here) at 8 ms: the wait ends there and the answer is recorded
+    # before the next request
+    target = ScriptedTarget(
+        lambda c: (
+            (JOINED, 8.0) if isinstance(c, JoinGroup) else (HeartbeatResponse(error="NONE"), 1.0)
+        )
+    )
+    engine = _engine(target, settle_ms=20.0)
+    engine.execute(_join())
+    engine.execute(HEARTBEAT)
+    assert engine.divergence is not None and engine.divergence.event.at_ms == 8.0
+    assert target.clock == 8.0 and len(target.sent) == 1
