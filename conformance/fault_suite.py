@@ -204,6 +204,32 @@ def settle(
     raise SettleError(f"cluster did not settle in {deadline_s} s: {last}")
 
 
+def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -> None:
+    """Wait until every ``__consumer_offsets`` partition has all ``nodes`` in sync (an example
+    starts on a whole cluster: a node restarted by the last heal must not still be rejoining the
+    ISR, or the next fault races its expansion and a write stalls)."""
+    end = time.monotonic() + deadline_s
+    last = ""
+    while time.monotonic() < end:
+        try:
+            node = min(nodes)
+            conn = cluster.connection(node)
+            handle = metadata(conn, [OFFSETS_TOPIC])
+            cluster.poller.wait([handle], 2.0)
+            if handle.done and handle.error is None:
+                (topic,) = [t for t in handle.response.topics if t.name == OFFSETS_TOPIC]
+                short = [p.partition_index for p in topic.partitions if set(p.isr_nodes) != nodes]
+                if not short:
+                    return
+                last = f"partitions {short} not fully in sync"
+            else:
+                conn.close()
+        except (ClientError, ValueError) as exc:
+            last = repr(exc)
+        time.sleep(0.1)
+    raise SettleError(f"__consumer_offsets not fully in sync after {deadline_s} s: {last}")
+
+
 def _loaded(cluster: Cluster, node: int, group_id: str) -> bool:
     try:
         conn = cluster.connection(node)
@@ -260,6 +286,13 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         self.engine.inject(FaultStep(action=action, node=node), runner)
         if self.engine.divergence is not None:
             self.failed_check = "divergence"
+
+    def teardown(self) -> None:
+        try:
+            self.nemesis.heal()
+            settle_all(self.cluster, set(self.cluster.brokers))
+        finally:
+            super().teardown()
 
     def trace(self) -> Any:
         """This example's trace; its manifest names the fault-aware model as built for it (the
@@ -334,6 +367,7 @@ def run_fault_suite(
     result = SuiteResult(profile=profile, seed=seed, target=description)
     topic = f"kgc-faults-{run_id}"
     cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    settle_all(cluster, set(cluster.brokers))
     counter = iter(range(1_000_000))
     failures: list[tuple[str, Trace, bool]] = []
     targets: list[FaultTarget] = []
