@@ -389,6 +389,10 @@ def run_fault_suite(
 
     def on_example_end(machine: Any) -> None:
         result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
+        for e in machine.engine.events:  # coverage cells for the faults this example injected
+            if e.kind == "fault":
+                cell = ("Fault", e.action, "injected")
+                ctx.coverage[cell] = ctx.coverage.get(cell, 0) + 1
         if machine.failed_check is not None:
             final = bool(current_build_context().is_final)
             failures.append((machine.failed_check, machine.trace(), final))

@@ -27,14 +27,18 @@ def test_fault_mixed_search_finds_no_divergence(
         kraft3,
         seed=SEED,
         traces_dir=str(tmp_path),
-        settings_overrides={"max_examples": 3, "stateful_step_count": 14},
+        settings_overrides={"max_examples": 6, "stateful_step_count": 14},
     )
+    faults = {k[1]: n for k, n in result.coverage.items() if k[0] == "Fault"}
     say(
-        f"fault suite: {result.examples} examples, {result.commands} commands, "
+        f"fault suite: {result.examples} examples, {result.commands} commands, faults {faults}, "
         f"{result.wall_s:.1f} s, failure={result.failure}"
     )
     assert result.failure is None, result.message
-    assert result.examples >= 3
+    assert result.examples >= 6
+    assert sum(faults.values()) >= 2, (
+        f"the search injected too few faults to mean anything: {faults}"
+    )
 
 
 def test_broken_failover_model_is_caught_and_shrunk(
