@@ -2,8 +2,10 @@
 
 Two ci-profile runs on one broker, same seed, one after the other (after a short warm-up run, so
 the broker's JIT does not favour the second): the engine as it was — every step listened a fixed
-20 ms for late answers and every example opened new connections — and as it is now. On a noisy
-shared machine the ratio of the two, measured side by side, says more than either number.
+20 ms for late answers and every example opened new connections — and as it is now (a step ends
+once the answers every model state expects are in; it waits before a send only while another
+client's request is unanswered and younger than ``settle_ms``; idle connections are reused). On a
+noisy shared machine the ratio of the two, measured side by side, says more than either number.
 
 Keys:
 

@@ -246,17 +246,20 @@ class Engine:
     def finish(self) -> list[tuple[int, Response]]:
         """End of a sequence, before the target is closed: record what is still arriving.
 
-        Listens at least ``final_ms``; waits for every response every live state has emitted (as a
-        step does, up to ``must_timeout_ms``), and for as long as some live state has emitted one
-        that has not arrived, up to the checker's whole tolerance window (``early_ms + late_ms``:
-        past it every state agrees whether the timer behind it fired). Then records ``Quiet``.
+        Listens at least ``final_ms`` while a request is unanswered (nothing else can arrive);
+        waits for every response every live state has emitted (as a step does, up to
+        ``must_timeout_ms``), and for as long as some live state has emitted one that has not
+        arrived, up to the checker's whole tolerance window (``early_ms + late_ms``: past it every
+        state agrees whether the timer behind it fired). Then records ``Quiet``.
         Returns what arrived. Calling it again only listens again."""
         received: list[tuple[int, Response]] = []
         if self.divergence is not None:
             return received
         step = self.step
         start = self.target.now_ms()
-        final_end = start + self.config.final_ms
+        # with every request answered nothing more can arrive: one read, no listening
+        unanswered = set(self.requests) - self.answered
+        final_end = start + (self.config.final_ms if unanswered else 0.0)
         may_end = start + self.checker_config.early_ms + self.checker_config.late_ms
         hard_end = start + self.config.must_timeout_ms
         while self.divergence is None:

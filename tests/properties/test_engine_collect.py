@@ -237,9 +237,15 @@ def test_finish_records_quiet_and_run_ends_with_it():
     target = ScriptedTarget(lambda c: (HeartbeatResponse(error="NONE"), 1.0))
     engine = _engine(target, final_ms=20.0)
     assert engine.run([HEARTBEAT]) is None
-    assert isinstance(engine.events[-1], Quiet) and engine.events[-1].at_ms == 21.0
+    # everything answered: nothing more can come, finish only reads and records Quiet
+    assert isinstance(engine.events[-1], Quiet) and engine.events[-1].at_ms == 1.0
     kinds = [type(e).__name__ for e in engine.events]
     assert kinds == ["Invoke", "Receive", "Quiet", "Quiet"]
+    # a request still pending (a parked join): finish listens final_ms for it
+    pending = ScriptedTarget(lambda c: None)
+    engine = _engine(pending, final_ms=20.0)
+    assert engine.run([_join()]) is None
+    assert isinstance(engine.events[-1], Quiet) and engine.events[-1].at_ms == 20.0
 
 
 def test_finish_waits_for_a_may_answer_within_the_tolerance_window():
