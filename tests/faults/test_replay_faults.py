@@ -99,7 +99,7 @@ def test_replay_refuses_faults_on_a_broker_kgc_did_not_start(tmp_path: Path) -> 
 @pytest.mark.xfail(
     strict=False,
     reason="NOT DONE: the live broken-variant search ended 'flaky' (a JoinGroup race on the loaded "
-    "3-node cluster, unrelated to faults, failed first and did not reproduce); see the issue-6 report",
+    "3-node cluster, unrelated to faults, failed first, did not reproduce); see issue-6 report",
 )
 def test_replay_of_a_nemesis_trace_has_the_same_faults_at_the_same_steps(
     kraft3: Any, kraft_nemesis: Any, tmp_path: Path, say: Any
