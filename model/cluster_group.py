@@ -327,16 +327,17 @@ class ClusterGroupModel:
         for s in options:
             for s2 in self._advance_serving(s, must_until, may_until):
                 out[s2] = None
-            if s.zombie is not None and s.zombie_awake:
-                for s2 in list(out):
-                    if s2.zombie is None:
-                        continue
-                    for z in self.classic.advance(
-                        s2.zombie, must_until=must_until, may_until=may_until
-                    ):
-                        out[replace(s2, zombie=z)] = None
-                    del out[s2]
-        return list(out)
+        if not any(s.zombie is not None and s.zombie_awake for s in out):
+            return list(out)
+        # an awake zombie's own timers run too (it answers from that memory)
+        woke: dict[ClusterGroupState, None] = {}
+        for s in out:
+            if s.zombie is None or not s.zombie_awake:
+                woke[s] = None
+                continue
+            for z in self.classic.advance(s.zombie, must_until=must_until, may_until=may_until):
+                woke[replace(s, zombie=z)] = None
+        return list(woke)
 
     def _advance_serving(
         self, state: ClusterGroupState, must_until: float, may_until: float

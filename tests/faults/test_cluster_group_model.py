@@ -269,3 +269,17 @@ def test_state_set_names_the_loading_phase() -> None:
     assert isinstance(s, ClusterGroupState)
     (lost, *_rest) = model.fault(s, action="kill", node=1, at_ms=0.0)
     assert model.group_state(lost) in ("Loading", "Empty")
+
+
+def test_paused_coordinator_resumes_as_a_zombie_then_unloads() -> None:
+    # node 1 stalls; the group moves; node 1 resumes and may still answer a heartbeat from memory,
+    # or NOT_COORDINATOR -- after which it has unloaded the group and cannot answer from memory.
+    h = stable_group_with_commit()
+    h.fault("pause", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.fault("resume", 1, settle_ms=400)
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))  # zombie, from memory
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NOT_COORDINATOR"))
+    assert run(h) is None
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h) is not None  # unloaded: no memory left to answer from
