@@ -229,11 +229,13 @@ def _written(before: GroupState, after: GroupState) -> bool:
     return after.state == EMPTY and after.generation_id != before.generation_id
 
 
-def _error_response(command: Request, error: str) -> Response:
+def _error_response(command: Request, error: str, *, echo_member_id: bool = False) -> Response:
     """The answer to ``command`` that carries only ``error`` (what a node that does not serve
-    the group, or is loading it, returns)."""
+    the group, or is loading it, returns). A JoinGroup error carries no member id on 4.x
+    (observed on 4.3.1: ``member_id=''`` for a request that named one); the 3.9 Scala coordinator
+    answers ``JoinGroupResult(memberId, error)``, echoing it (``echo_member_id``)."""
     if isinstance(command, JoinGroup):
-        return JoinGroupResponse(error=error, member_id=command.member_id)
+        return JoinGroupResponse(error=error, member_id=command.member_id if echo_member_id else "")
     if isinstance(command, SyncGroup):
         return SyncGroupResponse(error=error)
     if isinstance(command, Heartbeat):
@@ -271,6 +273,7 @@ class ClusterGroupModel:
     ) -> None:
         self.classic = ClassicGroupModel(config)
         self.config = self.classic.config
+        self._echo = self.config.profile.coordinator.startswith("core")  # 3.9's Scala one
         cfg = self.config
         if coordinator is None and cfg.offsets_partition_leaders is not None:
             coordinator = coordinator_for(
@@ -402,7 +405,7 @@ class ClusterGroupModel:
                     replace(state, zombie=None, zombie_node=None, zombie_awake=False),
                     request_id,
                     client,
-                    _error_response(command, NOT_COORDINATOR),
+                    _error_response(command, NOT_COORDINATOR, echo_member_id=self._echo),
                     at_ms,
                 )
             ]
@@ -423,14 +426,26 @@ class ClusterGroupModel:
         if state.phase == "loading" and node == state.coordinator:
             moving = errors_while_moving(command.type, self.config.profile)
             return [
-                self._emit(state, request_id, client, _error_response(command, e), at_ms)
+                self._emit(
+                    state,
+                    request_id,
+                    client,
+                    _error_response(command, e, echo_member_id=self._echo),
+                    at_ms,
+                )
                 for e in sorted(moving)
             ]
         errors = {NOT_COORDINATOR}
         if state.phase == "loading":
             errors.add(COORDINATOR_NOT_AVAILABLE)
         return [
-            self._emit(state, request_id, client, _error_response(command, e), at_ms)
+            self._emit(
+                state,
+                request_id,
+                client,
+                _error_response(command, e, echo_member_id=self._echo),
+                at_ms,
+            )
             for e in sorted(errors)
         ]
 
