@@ -391,6 +391,21 @@ class ClusterGroupModel:
         node = state.route(client)
         if node in state.stopped or node not in state.nodes:
             return [state]  # never answered while the node is stopped
+        cfg = self.config
+        if (
+            isinstance(command, JoinGroup)
+            and not self._echo
+            and not (
+                cfg.group_min_session_timeout_ms
+                <= command.session_timeout_ms
+                <= cfg.group_max_session_timeout_ms
+            )
+        ):
+            # 4.x GroupCoordinatorService.joinGroup checks the session timeout before it routes
+            # the request to a coordinator shard (observed on 4.3.1 from a non-coordinator); 3.9
+            # checks the coordinator first (GroupCoordinator.handleJoinGroup)
+            answer = JoinGroupResponse(error="INVALID_SESSION_TIMEOUT", member_id=command.member_id)
+            return [self._emit(state, request_id, client, answer, at_ms)]
         if state.phase == "serving" and node == state.coordinator:
             out = []
             for g in self.classic.invoke(
