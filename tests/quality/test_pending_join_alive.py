@@ -1,9 +1,10 @@
 """Quality, hand-written: a member parked in JoinGroup stays alive past its session timeout.
 
-The random suite rarely reaches this rule: it matters only for an *existing* member (a new member's
-first join is guarded by the 5-minute new-member timeout) that rejoins while another member stays
-alive without rejoining, and the join phase outlasts the rejoiner's session. This history does
-exactly that against the broker, through the same engine and checker as the suite:
+The rule matters only for an *existing* member (a new member's first join is guarded by the
+5-minute new-member timeout) that rejoins while another member does not rejoin, and the join phase
+outlasts the rejoiner's session. The random search reaches it through ``form_group``'s
+"reconfigure" and a deadline-aimed tick (``test_broken_models.py``); this hand-written history
+documents the anomaly itself, against the broker, through the same engine and checker as the suite:
 
   c1 (session 2000) and c2 (session 1000) form generation 2; c2 rejoins (parked, its session
   deadline 1000 ms away, the join deadline 2000 ms away); c1 keeps heartbeating without rejoining;

@@ -1,0 +1,81 @@
+"""Search reach, with no broker: the quality profile's random search finds every broken variant.
+
+The target here is the *unbroken* model (``ModelTarget`` run inside ``broken.real_model()``, so it
+answers as Kafka does), while the checker holds it to a broken variant: a divergence means the
+random search reached the situation where the variant's rule decides an answer. The broker-backed
+``tests/quality/test_broken_models.py`` then shows the same against real Kafka, with shrinking
+and replay; this test guards the search's reach cheaply (generation only, no shrinking) so a
+change to the machine's rules that loses a variant shows up without a broker.
+
+``pending-join-not-alive`` needs an existing member's rejoin parked past its session while another
+member does not rejoin: it was out of reach of a 300-example search before ``form_group``'s
+"reconfigure" and the deadline-aimed tick.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+from kgc.conformance.suite import hypothesis_settings
+from kgc.model.checker import CheckerConfig
+from kgc.properties.broken import VARIANTS, broken, real_model
+from kgc.properties.machine import DivergenceError, SuiteContext, machine_for
+from kgc.properties.models import build
+from kgc.properties.target import ModelTarget
+
+RECORD = {
+    "profile": "kafka-4.x",
+    "config": {"group_min_session_timeout_ms": 500, "group_initial_rebalance_delay_ms": 0},
+}
+
+
+class _KafkaLike:
+    """A ModelTarget whose every call runs with the unbroken model."""
+
+    def __init__(self, group_id: str) -> None:
+        with real_model():
+            self._inner = ModelTarget(build(RECORD, group_id), latency_ms=2.0)
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            with real_model():
+                return attr(*args, **kwargs)
+
+        return call
+
+
+def _search(variant: str | None, seed: int) -> SuiteContext:
+    counter = iter(range(10**6))
+    ctx = SuiteContext(
+        open_target=_KafkaLike,
+        new_model=lambda gid: build(RECORD, gid),
+        checker_config=CheckerConfig(early_ms=20, late_ms=100),
+        profile="quality",
+    )
+    ctx.new_group_id = lambda: f"kgc-reach-{next(counter)}"
+    cls = machine_for(ctx)
+    cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    quality = settings(hypothesis_settings("quality"), phases=[Phase.generate])
+    if variant is None:
+        run_state_machine_as_test(cls, settings=quality)
+    else:
+        with broken(variant):
+            run_state_machine_as_test(cls, settings=quality)
+    return ctx
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_quality_search_reaches_each_variant(variant):
+    with pytest.raises(DivergenceError):
+        _search(variant, seed=1)
+
+
+def test_the_unbroken_model_passes_the_same_search():
+    """Without a variant the same search finds nothing: the divergences above are the bugs."""
+    ctx = _search(None, seed=1)
+    assert ctx.examples >= 200
