@@ -404,8 +404,10 @@ class ClusterGroupModel:
             # 4.x GroupCoordinatorService.joinGroup checks the session timeout before it routes
             # the request to a coordinator shard (observed on 4.3.1 from a non-coordinator); 3.9
             # checks the coordinator first (GroupCoordinator.handleJoinGroup)
-            answer = JoinGroupResponse(error="INVALID_SESSION_TIMEOUT", member_id=command.member_id)
-            return [self._emit(state, request_id, client, answer, at_ms)]
+            invalid = JoinGroupResponse(
+                error="INVALID_SESSION_TIMEOUT", member_id=command.member_id
+            )
+            return [self._emit(state, request_id, client, invalid, at_ms)]
         if state.phase == "serving" and node == state.coordinator:
             out = []
             for g in self.classic.invoke(
