@@ -98,6 +98,7 @@ def test_replay_refuses_faults_on_a_broker_kgc_did_not_start(tmp_path: Path) -> 
 @pytest.mark.faults
 @pytest.mark.xfail(
     strict=False,
+    run=False,  # ~105 s of live search each: not in CI until it passes
     reason="NOT DONE: the live search has not yet caught the broken variant reliably (last run: "
     "none in 25 examples; earlier runs ended flaky on model gaps since fixed); see issue-6 report",
 )
