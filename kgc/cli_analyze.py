@@ -2,8 +2,9 @@
 
 Each trace's recorded events are folded through the same checker the live suite uses, with the
 model profile and tolerances its manifest names. Prints one verdict line per trace; exit status 0
-when every trace passes, 1 when any diverges, 2 for a trace that cannot be read (nothing is
-written in any case).
+when every trace passes, 1 when any diverges, 2 for a trace that cannot be read or whose manifest
+names a model this kgc cannot build (one line naming the file and the field; nothing is written
+in any case).
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def analyze_trace(trace) -> tuple[str, object]:  # noqa: ANN001
-    """(verdict, divergence) for one loaded trace: ``pass`` or ``divergence``."""
+def analyze_trace(trace, model=None) -> tuple[str, object]:  # noqa: ANN001
+    """(verdict, divergence) for one loaded trace: ``pass`` or ``divergence``; ``model`` is the
+    one its manifest names (rebuilt here if not given)."""
     from kgc.model.checker import CheckerConfig, check
     from kgc.properties.models import model_from_manifest
 
-    model = model_from_manifest(trace.manifest)
+    if model is None:
+        model = model_from_manifest(trace.manifest)
     known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
     cfg = CheckerConfig(
         **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
@@ -43,9 +46,17 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if not loaded:
         raise UserError("no trace files found in " + ", ".join(args.traces))
+    from kgc.properties.models import model_from_manifest
+
+    models = []
+    for path, trace in loaded:  # every manifest's model is rebuilt before any verdict is printed
+        try:
+            models.append(model_from_manifest(trace.manifest))
+        except ValueError as exc:  # a bad `model` record names its field
+            raise UserError(f"{path}: {exc}") from None
     bad = 0
-    for path, trace in loaded:
-        verdict, divergence = analyze_trace(trace)
+    for (path, trace), model in zip(loaded, models, strict=True):
+        verdict, divergence = analyze_trace(trace, model)
         recorded = (trace.result or {}).get("verdict", "unrecorded")
         note = "as recorded" if verdict == recorded else f"recorded: {recorded}"
         if divergence is None:

@@ -85,3 +85,33 @@ def test_bad_trace_is_one_line_error_and_nothing_changes(tmp_path: Path, name: s
     assert len(lines) == 1, out.stderr
     assert str(bad) in lines[0] and field in lines[0], lines[0]
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+# A readable trace whose manifest names a model kgc cannot build: `kgc analyze` must say which file
+# and which field, in one line, before printing any verdict (a traceback was printed before).
+BAD_MODELS = {
+    "unknown-model.json": ({"name": "ZooKeeperGroupModel"}, "manifest.model.name"),
+    "bad-coordinator.json": (
+        {"name": "ClusterGroupModel", "profile": "kafka-4.x", "coordinator": "node-one"},
+        "manifest.model.coordinator",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_MODELS))
+def test_analyze_bad_model_record_is_one_line_error(tmp_path: Path, name: str) -> None:
+    record, field = BAD_MODELS[name]
+    good = tmp_path / "a-good.json"
+    good.write_text(json.dumps({"manifest": GOOD_MANIFEST, "events": [INVOKE]}))
+    bad = tmp_path / name
+    bad.write_text(json.dumps({"manifest": {**GOOD_MANIFEST, "model": record}, "events": []}))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    out = _kgc("analyze", str(good), str(bad))
+
+    assert out.returncode == 2, out
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert str(bad) in lines[0] and field in lines[0], lines[0]
+    assert out.stdout == ""  # refused before any verdict, the good trace's included
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
