@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
 from kgc.conformance import wire
 from kgc.conformance.client import (
     ClientError,
@@ -46,7 +48,7 @@ from kgc.conformance.target import BrokerTarget, TargetError, _Pending
 from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request
 from kgc.model.coordinator import partition_for
 from kgc.properties.engine import FaultStep
-from kgc.properties.machine import GroupMachine, SuiteContext
+from kgc.properties.machine import VERSION_INDEX, GroupMachine, SuiteContext
 from kgc.properties.target import Arrival
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -230,6 +232,45 @@ def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -
     raise SettleError(f"__consumer_offsets not fully in sync after {deadline_s} s: {last}")
 
 
+def elect_preferred_leaders(cluster: Cluster, *, deadline_s: float = 60.0) -> None:
+    """Move every ``__consumer_offsets`` partition back to its preferred replica (ElectLeaders,
+    type PREFERRED) and wait until Metadata shows it. Faults move leaders and the fault clusters
+    run without automatic preferred-leader elections, so after a run a node may lead no
+    partition; a replay that needs a group on that node (``kgc replay``'s rule) restores the
+    spread first. Only for a cluster kgc started, whole and in sync."""
+    from kafka.protocol.admin import ElectLeadersRequest
+
+    end = time.monotonic() + deadline_s
+    last = ""
+    while time.monotonic() < end:
+        try:
+            node = min(cluster.brokers)
+            conn = cluster.connection(node)
+            handle = metadata(conn, [OFFSETS_TOPIC])
+            cluster.poller.wait([handle], 2.0)
+            if not handle.done or handle.error is not None:
+                conn.close()
+                last = f"no metadata from node {node}"
+                continue
+            (topic,) = [t for t in handle.response.topics if t.name == OFFSETS_TOPIC]
+            off = [p.partition_index for p in topic.partitions if p.leader_id != p.replica_nodes[0]]
+            if not off:
+                return
+            last = f"partitions {off} not on their preferred replica"
+            request = ElectLeadersRequest(
+                election_type=0,
+                topic_partitions=[
+                    ElectLeadersRequest.TopicPartitions(topic=OFFSETS_TOPIC, partitions=off)
+                ],
+                timeout_ms=10_000,
+            )
+            conn.request(request, 1, timeout_s=15.0)
+        except (ClientError, ValueError) as exc:
+            last = repr(exc)
+        time.sleep(0.2)
+    raise SettleError(f"preferred leaders not elected after {deadline_s} s: {last}")
+
+
 def _loaded(cluster: Cluster, node: int, group_id: str) -> bool:
     try:
         conn = cluster.connection(node)
@@ -305,6 +346,59 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
             )
         return trace
 
+    def _coordinator_now(self) -> int:
+        """The node leading the group's ``__consumer_offsets`` partition now, as the lowest
+        running node sees it (the cluster is settled between steps); the example's first
+        coordinator if it cannot be read."""
+        target = self.target
+        assert isinstance(target, FaultTarget)
+        running = sorted(set(self.cluster.brokers) - self.nemesis.stopped)
+        if running:
+            partition = partition_for(self.group_id, self.partitions)
+            view = _offsets_partition(self.cluster, running[0], partition)
+            if view is not None and view[0] in running:
+                return view[0]
+        return target.coordinator_id
+
+    @precondition(lambda self: self.fault_room())
+    @rule(
+        plan=st.tuples(
+            GroupMachine.clients,
+            st.sampled_from(("kill", "pause")),
+            st.sampled_from(("heartbeat", "commit")),
+            VERSION_INDEX,
+        )
+    )
+    def coordinator_failover(self, plan: tuple[str, str, str, int]) -> None:
+        """An aimed macro: kill or pause the node coordinating the group *now*, then ``client``
+        does what a consumer does next — ``FindCoordinator`` (its connection moves to the node
+        named), then a Heartbeat or an OffsetCommit with the member id and generation it knows.
+        That request is where a new coordinator's reloaded state shows (FO3: the generation
+        survives the move, so it is answered ``NONE``, not ``ILLEGAL_GENERATION``). The random
+        nemesis rules reach "fault on the coordinator, then a generation-checked request" too
+        rarely (none in 25 examples, measured) to test failover.
+
+        What is drawn (one tuple, as ``form_group`` does, so the rule is drawn often) does not
+        depend on the cluster: the precondition reads the plan, the node is chosen when the rule
+        runs and entered into the plan by ``plan_stop`` (sizes only are read by preconditions),
+        so a replay draws the same data even when another node coordinates its group. Each
+        request and the fault are steps of their own in the history."""
+        client, action, then, vi = plan
+        target = self.target
+        assert isinstance(target, FaultTarget)
+        node = target.coordinator_id if self.failed_check is not None else self._coordinator_now()
+        self.plan_stop(action, node)
+        self.record_fault(action, node)
+        if self.failed_check is not None:
+            return
+        self.find_coordinator(client, vi)
+        if self.views[client].generation_id < 0:
+            return  # no generation to check: the rediscovery alone is still a step
+        if then == "heartbeat":
+            self.heartbeat(client, vi, "current")
+        else:
+            self.commit(client, vi, "current", vi)
+
     def _run(self, command: Any) -> Any:
         target = self.target
         if (
@@ -343,10 +437,12 @@ def run_fault_suite(
     shrink_budget_s: float | None = None,
     model_factory: Callable[[dict[str, Any], str], Any] | None = None,
     checker_config: Any = None,
+    example_traces: list[Any] | None = None,
 ) -> Any:
     """Run the fault-mixed classic suite once on ``broker`` (a cluster kgc started). Returns a
     :class:`~kgc.conformance.suite.SuiteResult`; never raises for a divergence. ``model_factory(
-    model_record, group_id)`` replaces how the model is built (quality tests)."""
+    model_record, group_id)`` replaces how the model is built (quality tests). Given a list,
+    ``example_traces`` receives every example's trace, passing or not, in run order."""
     from hypothesis.control import current_build_context
     from hypothesis.errors import Flaky
     from hypothesis.stateful import run_state_machine_as_test
@@ -393,6 +489,8 @@ def run_fault_suite(
             if e.kind == "fault":
                 cell = ("Fault", e.action, "injected")
                 ctx.coverage[cell] = ctx.coverage.get(cell, 0) + 1
+        if example_traces is not None:
+            example_traces.append(machine.trace())
         if machine.failed_check is not None:
             final = bool(current_build_context().is_final)
             failures.append((machine.failed_check, machine.trace(), final))
@@ -422,7 +520,8 @@ def run_fault_suite(
             run_state_machine_as_test(machine_cls, settings=chosen)
     except Flaky as exc:
         result.failure = "flaky"
-        result.message = f"a failure did not reproduce on replay: {exc}"
+        notes = " ".join(getattr(exc, "__notes__", ()))
+        result.message = f"a failure did not reproduce on replay: {exc} {notes}".strip()
     except (DivergenceError, InvariantError) as exc:
         result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
         result.message = str(exc)

@@ -312,6 +312,21 @@ def nemesis_rules(max_nodes: int = 3, max_stopped: int = 1) -> type[Any]:
             plan(self)[1].discard(node)
             self.record_fault("restart", node)
 
+        def fault_room(self) -> bool:
+            """Whether the plan has room for one more stopped node (for aimed rules'
+            preconditions: it reads the plan, never the cluster)."""
+            return room(self)
+
+        def plan_stop(self, action: str, node: int) -> None:
+            """Enter a kill or pause of ``node``, chosen by an aimed rule (e.g. the node that
+            coordinates the group now), into the plan. Call it only under ``fault_room``: the
+            plan's *size* then grows exactly as for ``nemesis_kill``/``nemesis_pause``, and
+            preconditions read sizes only, so what is drawn next never depends on which node
+            it was."""
+            paused, killed = plan(self)
+            assert len(paused | killed) < max_stopped, "plan_stop called without fault_room"
+            (paused if action == "pause" else killed).add(node)
+
         def teardown(self) -> None:
             try:
                 self.nemesis.heal()
