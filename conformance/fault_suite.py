@@ -26,6 +26,7 @@ it): :class:`~kgc.conformance.nemesis.Nemesis` refuses any other with a one-line
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable
@@ -203,7 +204,9 @@ def settle(
             else:
                 last = f"leader {leader}, views {views}"
         time.sleep(0.05)
-    raise SettleError(f"cluster did not settle in {deadline_s} s: {last}")
+    message = f"cluster did not settle in {deadline_s} s: {last}"
+    logging.getLogger("kgc.faults").warning("%s (stopped: %s)", message, sorted(stopped))
+    raise SettleError(message)
 
 
 def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -> None:
@@ -229,7 +232,32 @@ def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -
         except (ClientError, ValueError) as exc:
             last = repr(exc)
         time.sleep(0.1)
-    raise SettleError(f"__consumer_offsets not fully in sync after {deadline_s} s: {last}")
+    message = f"__consumer_offsets not fully in sync after {deadline_s} s: {last}"
+    logging.getLogger("kgc.faults").warning("%s", message)
+    raise SettleError(message)
+
+
+def agree_on_coordinator(
+    cluster: Cluster, group_id: str, partitions: int, *, deadline_s: float = 30.0
+) -> int:
+    """Wait until every node names the same leader for ``group_id``'s ``__consumer_offsets``
+    partition, and return it. An example starts only then: right after a heal, a resumed node
+    can still answer from its stale metadata (FindCoordinator naming itself), and a model built
+    on that answer would start from the wrong coordinator (seen on 4.3.1: the example's first
+    FindCoordinator named node 2 where the model, built from a stale answer, allowed node 1)."""
+    partition = partition_for(group_id, partitions)
+    end = time.monotonic() + deadline_s
+    last = ""
+    while time.monotonic() < end:
+        views = {n: _offsets_partition(cluster, n, partition) for n in sorted(cluster.brokers)}
+        leaders = {v[0] for v in views.values() if v is not None}
+        if None not in views.values() and len(leaders) == 1:
+            return leaders.pop()
+        last = f"views {views}"
+        time.sleep(0.1)
+    message = f"nodes do not agree on {group_id}'s coordinator after {deadline_s} s: {last}"
+    logging.getLogger("kgc.faults").warning("%s", message)
+    raise SettleError(message)
 
 
 def elect_preferred_leaders(cluster: Cluster, *, deadline_s: float = 60.0) -> None:
@@ -364,13 +392,13 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
     @rule(
         plan=st.tuples(
             GroupMachine.clients,
-            st.sampled_from(("kill", "pause")),
+            st.just("kill"),
             st.sampled_from(("heartbeat", "commit")),
             VERSION_INDEX,
         )
     )
     def coordinator_failover(self, plan: tuple[str, str, str, int]) -> None:
-        """An aimed macro: kill or pause the node coordinating the group *now*, then ``client``
+        """An aimed macro: kill the node coordinating the group *now*, then ``client``
         does what a consumer does next — ``FindCoordinator`` (its connection moves to the node
         named), then a Heartbeat or an OffsetCommit with the member id and generation it knows.
         That request is where a new coordinator's reloaded state shows (FO3: the generation
@@ -382,7 +410,9 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         depend on the cluster: the precondition reads the plan, the node is chosen when the rule
         runs and entered into the plan by ``plan_stop`` (sizes only are read by preconditions),
         so a replay draws the same data even when another node coordinates its group. Each
-        request and the fault are steps of their own in the history."""
+        request and the fault are steps of their own in the history. Pauses of the coordinator
+        stay with the random ``nemesis_pause`` rule: an aimed pause made shrinking unreliable
+        (a resumed node's partitions were still out of sync 90 s after the heal, 4.3.1)."""
         client, action, then, vi = plan
         target = self.target
         assert isinstance(target, FaultTarget)
@@ -470,7 +500,14 @@ def run_fault_suite(
     factory = model_factory or (lambda record, gid: build_cluster(record, gid))
 
     def open_target(gid: str) -> FaultTarget:
-        target = FaultTarget(cluster, gid, description=description, nemesis=nemesis)
+        end = time.monotonic() + 30.0
+        while True:
+            leader = agree_on_coordinator(cluster, gid, partitions)
+            target = FaultTarget(cluster, gid, description=description, nemesis=nemesis)
+            if target.coordinator_id == leader or time.monotonic() > end:
+                break  # (a disagreement left at the deadline shows as the example's divergence)
+            target.close()
+            time.sleep(0.1)
         targets.append(target)
         return target
 
