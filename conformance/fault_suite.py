@@ -49,7 +49,7 @@ from kgc.conformance.target import BrokerTarget, TargetError, _Pending
 from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request
 from kgc.model.coordinator import partition_for
 from kgc.properties.engine import FaultStep
-from kgc.properties.machine import VERSION_INDEX, GroupMachine, SuiteContext
+from kgc.properties.machine import MAX_CLIENTS, VERSION_INDEX, GroupMachine, SuiteContext
 from kgc.properties.target import Arrival
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -260,45 +260,6 @@ def agree_on_coordinator(
     raise SettleError(message)
 
 
-def elect_preferred_leaders(cluster: Cluster, *, deadline_s: float = 60.0) -> None:
-    """Move every ``__consumer_offsets`` partition back to its preferred replica (ElectLeaders,
-    type PREFERRED) and wait until Metadata shows it. Faults move leaders and the fault clusters
-    run without automatic preferred-leader elections, so after a run a node may lead no
-    partition; a replay that needs a group on that node (``kgc replay``'s rule) restores the
-    spread first. Only for a cluster kgc started, whole and in sync."""
-    from kafka.protocol.admin import ElectLeadersRequest
-
-    end = time.monotonic() + deadline_s
-    last = ""
-    while time.monotonic() < end:
-        try:
-            node = min(cluster.brokers)
-            conn = cluster.connection(node)
-            handle = metadata(conn, [OFFSETS_TOPIC])
-            cluster.poller.wait([handle], 2.0)
-            if not handle.done or handle.error is not None:
-                conn.close()
-                last = f"no metadata from node {node}"
-                continue
-            (topic,) = [t for t in handle.response.topics if t.name == OFFSETS_TOPIC]
-            off = [p.partition_index for p in topic.partitions if p.leader_id != p.replica_nodes[0]]
-            if not off:
-                return
-            last = f"partitions {off} not on their preferred replica"
-            request = ElectLeadersRequest(
-                election_type=0,
-                topic_partitions=[
-                    ElectLeadersRequest.TopicPartitions(topic=OFFSETS_TOPIC, partitions=off)
-                ],
-                timeout_ms=10_000,
-            )
-            conn.request(request, 1, timeout_s=15.0)
-        except (ClientError, ValueError) as exc:
-            last = repr(exc)
-        time.sleep(0.2)
-    raise SettleError(f"preferred leaders not elected after {deadline_s} s: {last}")
-
-
 def _loaded(cluster: Cluster, node: int, group_id: str) -> bool:
     try:
         conn = cluster.connection(node)
@@ -388,7 +349,22 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
                 return view[0]
         return target.coordinator_id
 
-    @precondition(lambda self: self.fault_room())
+    @rule(
+        plan=st.tuples(  # GroupMachine.form_group's own draw, unchanged
+            st.lists(GroupMachine.clients, min_size=2, max_size=MAX_CLIENTS, unique=True),
+            VERSION_INDEX,
+            st.booleans(),
+            st.sampled_from(("reconfigure", "stay")),
+        )
+    )
+    def form_group(self, plan: tuple[list[str], int, bool, str]) -> None:
+        """``GroupMachine.form_group``, noting in the drawn plan that a group was asked to
+        become Stable (what ``coordinator_failover`` waits for: a generation to survive)."""
+        if plan[2]:
+            self.stable_drawn = True
+        GroupMachine.form_group(self, plan)
+
+    @precondition(lambda self: self.fault_room() and getattr(self, "stable_drawn", False))
     @rule(
         plan=st.tuples(
             GroupMachine.clients,
@@ -407,9 +383,11 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         rarely (none in 25 examples, measured) to test failover.
 
         What is drawn (one tuple, as ``form_group`` does, so the rule is drawn often) does not
-        depend on the cluster: the precondition reads the plan, the node is chosen when the rule
-        runs and entered into the plan by ``plan_stop`` (sizes only are read by preconditions),
-        so a replay draws the same data even when another node coordinates its group. Each
+        depend on the cluster: the precondition reads the plan (room for a fault, and a Stable
+        ``form_group`` drawn before — drawn, whatever the broker made of it), the node is
+        chosen when the rule runs and entered into the plan by ``plan_stop`` (sizes only are
+        read by preconditions), so a replay draws the same data even when another node
+        coordinates its group. Each
         request and the fault are steps of their own in the history. Pauses of the coordinator
         stay with the random ``nemesis_pause`` rule: an aimed pause made shrinking unreliable
         (a resumed node's partitions were still out of sync 90 s after the heal, 4.3.1)."""
