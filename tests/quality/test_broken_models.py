@@ -66,7 +66,7 @@ def test_suite_catches_broken_model(variant, profile, kgc_broker, tmp_path):
             profile=profile,
             seed=SEED,
             traces_dir=tmp_path,
-            shrink_budget_s=30,
+            shrink_budget_s=60,
         )
     assert result.failure == "divergence", (
         f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"

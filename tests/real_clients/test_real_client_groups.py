@@ -70,15 +70,19 @@ def test_roundrobin_with_different_subscriptions_matches_the_model(
     kgc_broker: Any, kgc_group_id: str, kgc_topic: str
 ) -> None:
     # RoundRobinAssignor javadoc's second example, on real clients: c1 subscribes to one topic,
-    # c2 to two, c3 to three (1, 2 and 3 partitions).
+    # c2 to two, c3 to three (1, 2 and 3 partitions). The leader computes the assignment, and
+    # kafka-python 3.0.12's roundrobin assignor raises KeyError on exactly this input
+    # (tests/findings/test_kafka_python_roundrobin.py), so confluent-kafka's c2 joins first and
+    # leads: Kafka keeps a leader that rejoins, and the kafka-python members only follow.
     t0, t1, t2 = (f"{kgc_topic}-{i}" for i in range(3))
     with group(kgc_broker, kgc_group_id, {t0: 1, t1: 2, t2: 3}) as g:
-        g.start("c1", "kafka-python", "roundrobin", topics=[t0])
         g.start("c2", "confluent-kafka", "roundrobin", topics=[t0, t1])
+        g.wait_settled()
+        g.start("c1", "kafka-python", "roundrobin", topics=[t0])
         g.start("c3", "kafka-python", "roundrobin", topics=[t0, t1, t2])
         g.wait_settled()
         v = g.verify("roundrobin")
-    assert_verified(v, generations=1)
+    assert_verified(v, generations=2)
     assert any("equals the model's roundrobin assignment" in c for c in v.checks)
 
 
