@@ -57,7 +57,12 @@ ROUTING_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATO
 
 
 class SettleError(AssertionError):
-    """The cluster did not settle after a fault within the deadline."""
+    """The cluster did not settle after a fault within the deadline. ``lagging``: the nodes
+    missing from some ``__consumer_offsets`` ISR when it gave up (``settle_all``)."""
+
+    def __init__(self, message: str, lagging: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.lagging = lagging
 
 
 # ---------------------------------------------------------------------------------------- target
@@ -215,6 +220,7 @@ def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -
     ISR, or the next fault races its expansion and a write stalls)."""
     end = time.monotonic() + deadline_s
     last = ""
+    lagging: set[int] = set()
     while time.monotonic() < end:
         try:
             node = min(nodes)
@@ -226,7 +232,8 @@ def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -
                 short = [p.partition_index for p in topic.partitions if set(p.isr_nodes) != nodes]
                 if not short:
                     return
-                last = f"partitions {short} not fully in sync"
+                lagging = set().union(*(nodes - set(p.isr_nodes) for p in topic.partitions))
+                last = f"partitions {short} not fully in sync (missing nodes {sorted(lagging)})"
             else:
                 conn.close()
         except (ClientError, ValueError) as exc:
@@ -234,7 +241,7 @@ def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -
         time.sleep(0.1)
     message = f"__consumer_offsets not fully in sync after {deadline_s} s: {last}"
     logging.getLogger("kgc.faults").warning("%s", message)
-    raise SettleError(message)
+    raise SettleError(message, tuple(sorted(lagging)))
 
 
 def agree_on_coordinator(
@@ -320,7 +327,21 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
     def teardown(self) -> None:
         try:
             self.nemesis.heal()
-            settle_all(self.cluster, set(self.cluster.brokers))
+            nodes = set(self.cluster.brokers)
+            try:
+                settle_all(self.cluster, nodes, deadline_s=45.0)
+            except SettleError as exc:
+                # Seen once in CI after six kills: a node the heal restarted stayed out of every
+                # ISR for 90 s. The example's comparison is over; restarting the lagging node
+                # (logged) gives the next example a whole cluster again, or fails here as before.
+                for node in exc.lagging:
+                    logging.getLogger("kgc.faults").warning(
+                        "node %d still out of the __consumer_offsets ISR 45 s after the heal: "
+                        "restarting it",
+                        node,
+                    )
+                    self.nemesis.target.restart(node)
+                settle_all(self.cluster, nodes)
         finally:
             super().teardown()
 
