@@ -186,6 +186,7 @@ def run_suite(
     shrink_budget_s: float | None = None,
     record_dir: str | Path | None = None,
     reuse_connections: bool = True,
+    minimize_budget_s: float | None = None,
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
@@ -194,7 +195,9 @@ def run_suite(
     variants here). ``record_dir``: write every executed example's trace there (module docstring);
     a folder that cannot be used raises :class:`RecordError` before any broker work, a write
     that fails later stops recording and is reported in ``result.record_error``.
-    ``reuse_connections``: examples reuse idle member connections (``BrokerTarget``)."""
+    ``reuse_connections``: examples reuse idle member connections (``BrokerTarget``).
+    ``minimize_budget_s``: after shrinking, a divergence's trace goes through the command-deletion
+    pass of ``conformance/minimize.py`` for at most that long before it is saved."""
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
     from kgc.conformance.target import BrokerTarget
@@ -291,8 +294,37 @@ def run_suite(
             chosen = finals[-1:] or failures[-1:]
         for check, trace, _ in chosen:
             name = "flaky" if result.failure == "flaky" else check
+            if minimize_budget_s and result.failure == "divergence":
+                trace = _minimized(
+                    trace, bootstrap_servers, description, factory, record, minimize_budget_s
+                )
             result.saved.append(save_failure(trace, traces_dir, scenario=scenario, check=name))
     return result
+
+
+def _minimized(
+    trace: Trace,
+    bootstrap_servers: str,
+    description: dict[str, Any],
+    factory: Callable[[dict[str, Any], str], Model[Any]],
+    record: dict[str, Any],
+    budget_s: float,
+) -> Trace:
+    """``trace`` after the command-deletion pass (``conformance/minimize.py``) on the broker."""
+    from kgc.conformance.client import Cluster
+    from kgc.conformance.minimize import minimize
+    from kgc.conformance.target import BrokerTarget
+
+    cluster = Cluster(bootstrap_servers, client_id="kgc-minimize")
+    try:
+        return minimize(
+            trace,
+            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
+            model_factory=lambda gid: factory(record, gid),
+            budget_s=budget_s,
+        )
+    finally:
+        cluster.close()
 
 
 def describe_result(result: SuiteResult) -> dict[str, Any]:

@@ -6,7 +6,8 @@ the suite runs against the session broker and must (1) report a divergence — n
 broker with the variant still in force, must fail again at the same request. Without the variant the
 same replay passes, which shows the failure is the planted bug and not the broker or timing.
 
-Shrinking against a live broker is bounded (``shrink_budget_s``) so the whole module fits in CI.
+Shrinking against a live broker is bounded (``shrink_budget_s``) so the whole module fits in CI, and
+followed by the command-deletion pass (``conformance/minimize.py``, ``minimize_budget_s``).
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def test_suite_catches_broken_model(variant, profile, kgc_broker, tmp_path):
             profile=profile,
             seed=SEED,
             traces_dir=tmp_path,
-            shrink_budget_s=60,
+            shrink_budget_s=30,
+            minimize_budget_s=60,
         )
     assert result.failure == "divergence", (
         f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"

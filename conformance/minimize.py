@@ -1,0 +1,103 @@
+"""Minimise a failing trace against the live broker, after Hypothesis's shrinking.
+
+Hypothesis shrinks the *choices* behind an example, and against a live broker every candidate is a
+real replay, so its time-bounded shrinking can stop with a trace that still holds commands the
+failure does not need (a macro rule's requests, a tick). This pass works on the recorded command
+sequence itself, one deletion at a time (delta debugging at granularity one, Zeller & Hildebrandt,
+"Simplifying and Isolating Failure-Inducing Input"): from the last command to the first, drop a
+command and replay the rest on a fresh group; keep the deletion when the shorter sequence still
+diverges *at a request of the same type*. The model, its profile and the checker tolerances are the
+trace's own (``model_factory`` supplies the model, so a planted variant stays in force). A replay
+that errors (e.g. a command naming a member no longer created) counts as "does not fail".
+Bounded by ``budget_s``; the result is always a trace that was really observed to fail.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kgc.model.checker import CheckerConfig
+from kgc.model.history import Invoke, Receive
+from kgc.properties.engine import Engine
+from kgc.properties.traces import Trace, new_manifest, result_of
+
+
+def diverging_request(engine_or_trace_events: Sequence[Any], event: Any) -> str:
+    """The type of the request whose answer (or invocation) diverged, else the event's kind."""
+    rid = event.request_id if isinstance(event, Receive | Invoke) else None
+    for x in engine_or_trace_events:
+        if isinstance(x, Invoke) and x.request_id == rid:
+            return str(x.command.type)
+    return str(getattr(event, "kind", type(event).__name__))
+
+
+def _checker_config(trace: Trace) -> CheckerConfig:
+    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
+    return CheckerConfig(
+        **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
+    )
+
+
+def minimize(
+    trace: Trace,
+    *,
+    open_target: Callable[[str], Any],
+    model_factory: Callable[[str], Any],
+    group_prefix: str = "kgc-minimize-",
+    budget_s: float = 60.0,
+) -> Trace:
+    """The shortest failing variant of ``trace`` found within ``budget_s`` (``trace`` itself if
+    no deletion keeps the failure). ``open_target(group_id)`` gives a broker target,
+    ``model_factory(group_id)`` the model to check against."""
+    original = trace.result.get("divergence") or {}
+    if "index" not in original or any(e.kind == "fault" for e in trace.events):
+        return trace  # nothing to keep, or faults: minimised by Hypothesis only
+    want = diverging_request(trace.events, trace.events[original["index"]])
+    cfg = _checker_config(trace)
+
+    def attempt(commands: list[Any]) -> tuple[Engine, str] | None:
+        group_id = f"{group_prefix}{secrets.token_hex(4)}"
+        target = open_target(group_id)
+        engine = Engine(target, model_factory(group_id), checker_config=cfg)
+        try:
+            engine.run(commands, stop_at_divergence=True)
+        except Exception:  # noqa: BLE001 - a sequence that cannot run does not reproduce
+            return None
+        finally:
+            target.close()
+        if engine.divergence is None:
+            return None
+        if diverging_request(engine.events, engine.divergence.event) != want:
+            return None
+        return engine, group_id
+
+    best = list(trace.commands)
+    best_run: tuple[Engine, str] | None = None
+    end = time.monotonic() + budget_s
+    i = len(best) - 1
+    while i >= 0 and time.monotonic() < end:
+        candidate = best[:i] + best[i + 1 :]
+        run = attempt(candidate) if candidate else None
+        if run is not None:
+            best, best_run = candidate, run
+        i -= 1
+    if best_run is None:
+        return trace
+    engine, group_id = best_run
+    fresh = new_manifest(
+        target={},
+        group_id=group_id,
+        seed=None,
+        profile="",
+        scenario="",
+        model={},
+        checker={},
+    )
+    manifest = {**trace.manifest, **{k: fresh[k] for k in ("trace_id", "created_at", "group_id")}}
+    manifest["minimized_from"] = trace.manifest.get("trace_id")
+    return Trace(
+        manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine)
+    )

@@ -1,0 +1,83 @@
+"""The command-deletion pass (``conformance/minimize.py``) drops what a failure does not need.
+
+No broker: the target is the unbroken model (``_KafkaLike`` from the search-reach test) and the
+checker holds it to the ``generation-not-bumped`` variant. A failing sequence the quality search
+finds is padded with requests that cannot matter (DescribeGroups from a client that never joins);
+the pass must remove every one of them, keep the failure at a request of the same type, and never
+return a sequence longer than it was given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from hypothesis import Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+from kgc.conformance.minimize import diverging_request, minimize
+from kgc.conformance.suite import hypothesis_settings
+from kgc.model.checker import CheckerConfig
+from kgc.model.commands import DescribeGroups
+from kgc.properties.broken import broken
+from kgc.properties.engine import Engine
+from kgc.properties.machine import DivergenceError, SuiteContext, machine_for
+from kgc.properties.models import build
+from kgc.properties.traces import Trace, new_manifest, result_of
+
+from tests.properties.test_search_reach import RECORD, _KafkaLike
+
+VARIANT = "generation-not-bumped"
+CHECKER = CheckerConfig(early_ms=20, late_ms=100)
+
+
+def _failing_commands() -> list[Any]:
+    found: list[Trace] = []
+    ctx = SuiteContext(
+        open_target=_KafkaLike,
+        new_model=lambda gid: build(RECORD, gid),
+        checker_config=CHECKER,
+        profile="quality",
+        on_example_end=lambda m: found.append(m.trace()) if m.failed_check else None,
+    )
+    counter = iter(range(10**6))
+    ctx.new_group_id = lambda: f"kgc-min-{next(counter)}"
+    cls = machine_for(ctx)
+    cls._hypothesis_internal_use_seed = 1  # type: ignore[attr-defined]
+    with contextlib.suppress(DivergenceError):  # the failure is what we came for
+        run_state_machine_as_test(
+            cls, settings=settings(hypothesis_settings("quality"), phases=[Phase.generate])
+        )
+    assert found, "the quality search did not reach the variant"
+    return list(found[0].commands)
+
+
+def _run(commands: list[Any], group_id: str) -> Trace:
+    target = _KafkaLike(group_id)
+    engine = Engine(target, build(RECORD, group_id), checker_config=CHECKER)
+    engine.run(commands, stop_at_divergence=True)
+    manifest = new_manifest(
+        target={}, group_id=group_id, seed=None, profile="quality", scenario="classic",
+        model=RECORD, checker={"early_ms": 20, "late_ms": 100},
+    )  # fmt: skip
+    return Trace(manifest=manifest, events=engine.events, result=result_of(engine))
+
+
+def test_padding_is_removed_and_the_failure_kept() -> None:
+    with broken(VARIANT):
+        commands = _failing_commands()
+        pad = [DescribeGroups(client="c9", version=0)] * 3
+        padded = _run(pad + commands[:1] + pad + commands[1:], "kgc-min-padded")
+        assert padded.result["verdict"] == "divergence"
+        want = diverging_request(padded.events, padded.events[padded.result["divergence"]["index"]])
+        small = minimize(
+            padded,
+            open_target=_KafkaLike,
+            model_factory=lambda gid: build(RECORD, gid),
+            budget_s=120,
+        )
+    assert small.result["verdict"] == "divergence"
+    got = diverging_request(small.events, small.events[small.result["divergence"]["index"]])
+    assert got == want
+    assert not any(getattr(c, "client", None) == "c9" for c in small.commands)
+    assert len(small.commands) <= len(commands)
+    assert small.manifest["minimized_from"] == padded.manifest["trace_id"]
