@@ -393,6 +393,13 @@ class GroupDriver:
             assert isinstance(r, m.JoinGroupResponse)
             if r.error != "NONE":
                 self._say(f"{c}: JoinGroup answered {r.error}; retrying")
+                if r.error == "UNKNOWN_MEMBER_ID":
+                    # the coordinator dropped the member (e.g. its pending join outlived the
+                    # session): retrying with the same id can only be refused again, so every
+                    # client starts over with the member-id handshake
+                    for k in clients:
+                        member[k] = m.UNKNOWN_MEMBER_ID
+                time.sleep(0.5)
                 return None
             generations.add(r.generation_id)
             leader = r.leader
