@@ -85,6 +85,8 @@ class GroupDriver:
     ids: wire.MemberIds = field(default_factory=wire.MemberIds)
     recording: bool = False
     log: Callable[[str], None] | None = None
+    #: client -> (symbolic) member id of the group :meth:`form_group` formed last
+    member_ids: dict[str, str] = field(default_factory=dict)
     _t0: float = field(default_factory=time.monotonic)
     _step: int = 0
     _rid: int = 0
@@ -321,6 +323,8 @@ class GroupDriver:
             generation, leader, protocol_name = joined
             assignments = {member[c]: f"assignment-of-{member[c]}" for c in clients}
             if self._sync_all(clients, member, generation, leader, assignments):
+                # not always "<client>-1": a retried handshake gives the client a new member id
+                self.member_ids = dict(member)
                 return GroupRecord(
                     generation_id=generation,
                     protocol_type="consumer",

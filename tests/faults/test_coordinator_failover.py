@@ -78,7 +78,7 @@ def run_failover(
         gen = record.generation_id
         coordinator = driver.coordinator_of("c1")
         assert coordinator is not None
-        members = {c: f"{c}-1" for c in ("c1", "c2")}
+        members = dict(driver.member_ids)
         say(f"group {group_id}: generation {gen} on node {coordinator}, leader {record.leader}")
 
         driver.recording = True
