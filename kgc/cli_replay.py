@@ -117,21 +117,8 @@ def run(args: argparse.Namespace) -> int:
                 if topic:
                     cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
                 engine, new = replay_one(broker, cluster, trace)
-                was = (trace.result or {}).get("verdict", "unrecorded")
-                now_ok = engine.divergence is None
-                label = {
-                    (True, "divergence"): "FIXED",
-                    (False, "divergence"): "STILL FAILING",
-                    (True, "pass"): "PASSES",
-                    (False, "pass"): "NOW FAILING",
-                }.get((now_ok, was), "PASSES" if now_ok else "FAILING")
+                now_ok = _report(path, trace, engine)
                 failing += 0 if now_ok else 1
-                extra = (
-                    ""
-                    if now_ok
-                    else f" at step {engine.divergence.event.step}: {engine.divergence.reason}"
-                )
-                print(f"{label:13} {path}{extra}")
                 if not now_ok and args.verbose:
                     print(render(new))
                 if args.save:
@@ -142,6 +129,22 @@ def run(args: argparse.Namespace) -> int:
             cluster.close()
     print(f"{len(loaded) - failing} passed, {failing} failed")
     return 1 if failing else 0
+
+
+def _report(path, trace, engine) -> bool:  # noqa: ANN001
+    """Print the replay's verdict line (FIXED / STILL FAILING / PASSES / NOW FAILING, against the
+    verdict the trace recorded); True if the replay passed."""
+    was = (trace.result or {}).get("verdict", "unrecorded")
+    now_ok = engine.divergence is None
+    label = {
+        (True, "divergence"): "FIXED",
+        (False, "divergence"): "STILL FAILING",
+        (True, "pass"): "PASSES",
+        (False, "pass"): "NOW FAILING",
+    }.get((now_ok, was), "PASSES" if now_ok else "FAILING")
+    extra = "" if now_ok else f" at step {engine.divergence.event.step}: {engine.divergence.reason}"
+    print(f"{label:13} {path}{extra}")
+    return now_ok
 
 
 def _topic_of(trace) -> str | None:  # noqa: ANN001
@@ -190,23 +193,10 @@ def _replay_with_faults(args, loaded) -> int:  # noqa: ANN001
     try:
         for path, trace in loaded:
             engine, new = replay_faulty(cluster, trace)
-            was = (trace.result or {}).get("verdict", "unrecorded")
-            now_ok = engine.divergence is None
-            same = fault_steps(new.events) == fault_steps(trace.events)
-            label = {
-                (True, "divergence"): "FIXED",
-                (False, "divergence"): "STILL FAILING",
-                (True, "pass"): "PASSES",
-                (False, "pass"): "NOW FAILING",
-            }.get((now_ok, was), "PASSES" if now_ok else "FAILING")
+            now_ok = _report(path, trace, engine)
             failing += 0 if now_ok else 1
-            extra = (
-                ""
-                if now_ok
-                else f" at step {engine.divergence.event.step}: {engine.divergence.reason}"
-            )
+            same = fault_steps(new.events) == fault_steps(trace.events)
             faults = ", ".join(f"{a} {n}@{s}" for s, a, n in fault_steps(new.events))
-            print(f"{label:13} {path}{extra}")
             print(
                 f"              faults: {faults or 'none'}" + ("" if same else " (NOT as recorded)")
             )

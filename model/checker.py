@@ -134,8 +134,20 @@ class Checker(Generic[S]):
 
     def due(self, at_ms: float) -> frozenset[int]:
         """Requests answered in every state once time reaches ``at_ms`` (timers that must have
-        fired by then included). Looks ahead without changing the set."""
-        sets = [frozenset(self.model.outbox(s)) for s in set(self._advance(self.states, at_ms))]
+        fired by then included). Looks ahead without changing the set.
+
+        States the model calls *provisional* (a request held back in case the broker handles a
+        later one first: ``ClassicGroupModel.provisional``) do not count while any other state
+        lives: a request every state in send order has answered is waited for. If the broker did
+        hold it back, the wait ends at the driver's hang timeout and the set keeps the states
+        that explain the delay."""
+        states = set(self._advance(self.states, at_ms))
+        provisional = getattr(self.model, "provisional", None)
+        if provisional is not None:
+            firm = [s for s in states if not provisional(s)]
+            if firm:
+                states = set(firm)
+        sets = [frozenset(self.model.outbox(s)) for s in states]
         return frozenset.intersection(*sets) if sets else frozenset()
 
     def may_answer(self) -> frozenset[int]:

@@ -306,6 +306,12 @@ class ClusterGroupModel:
     def timers(self, state: ClusterGroupState) -> list[tuple[float, str, str]]:
         return self.classic.timers(state.group) if state.phase == "serving" else []
 
+    def provisional(self, state: ClusterGroupState) -> bool:
+        """A request is held back in the served group or the zombie's (``ClassicGroupModel``)."""
+        return (state.phase == "serving" and state.group.deferred is not None) or (
+            state.zombie is not None and state.zombie.deferred is not None
+        )
+
     def advance(
         self, state: ClusterGroupState, *, must_until: float, may_until: float
     ) -> list[ClusterGroupState]:

@@ -19,7 +19,8 @@ Timers fire in deadline order, each at ``max(deadline, time of the last thing pr
 Concurrency. With ``GroupConfig.reorder_window_ms > 0`` a request may be held back (state
 ``deferred``) and processed after the next request sent within that window, or when the window
 passes — the broker may process requests of different clients sent close together in either
-order. Without it, requests are processed in send order.
+order. Two requests of one client are never swapped (one connection's requests are handled in
+order). Without a window, requests are processed in send order.
 
 Nondeterministic choices inside a step (leader, tied protocol vote, FindCoordinator node without a
 leader map) are enumerated by :func:`kgc.model.txn.explore`.
@@ -142,10 +143,19 @@ class ClassicGroupModel:
         out = []
         for s1 in self.apply(base, d.request_id, d.command, d.at_ms):  # in send order
             out.extend(self.invoke(s1, request_id=request_id, command=command, at_ms=at_ms))
-        if at_ms - d.at_ms <= window:  # the later request first
+        if at_ms - d.at_ms <= window and command.client != d.command.client:
+            # the later request first; never two of one client's: the broker handles a
+            # connection's requests one at a time, in order (SocketServer mutes the channel
+            # until the response is sent)
             for s1 in self.apply(base, request_id, command, at_ms):
                 out.extend(self.apply(s1, d.request_id, d.command, d.at_ms))
         return out
+
+    def provisional(self, state: GroupState) -> bool:
+        """True for a state in which a request is held back (``deferred``): it exists only in case
+        the broker handles the next request first. The driver does not wait for answers that
+        only the states in send order have emitted (``Checker.due``)."""
+        return state.deferred is not None
 
     def advance(
         self, state: GroupState, *, must_until: float, may_until: float

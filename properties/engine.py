@@ -136,9 +136,15 @@ class Engine:
         )
 
     def _group_state(self) -> str:
-        """The group state every live model state agrees on, else ``?`` (before this request)."""
+        """The group state every live model state agrees on, else ``?`` (before this request).
+        States holding a request back in case a later one is handled first (the model's
+        ``provisional``) do not count while a state in send order lives."""
         name_of = getattr(self.model, "group_state", None) or (lambda s: getattr(s, "state", "?"))
-        names = {str(name_of(s)) for s in self.checker.states}
+        states: Iterable[Any] = self.checker.states
+        provisional = getattr(self.model, "provisional", None)
+        if provisional is not None:
+            states = [s for s in self.checker.states if not provisional(s)] or self.checker.states
+        names = {str(name_of(s)) for s in states}
         return names.pop() if len(names) == 1 else "?"
 
     @property

@@ -220,8 +220,9 @@ class GroupMachine(RuleBasedStateMachine):
                 # reordered 18/60 at 0 ms, 11/60 at 2 ms, 0/60 at 5-20 ms apart). With 20 ms it
                 # was seen once in 13 ci runs under heavy load (3.9.2, seed 2); a 100 ms tick
                 # (the checker's late_ms) avoided that but left quality traces unshrinkable below
-                # 13-16 commands in CI (6-7 with 20 ms). The real fix is a model that branches on
-                # the order of close requests (``GroupConfig.reorder_window_ms``).
+                # 13-16 commands in CI (6-7 with 20 ms). The reorders left are the model's to
+                # allow: the suite's model branches on the order of two clients' requests sent
+                # within ``REORDER_WINDOW_MS`` (``properties/models.py``).
                 self._run(Tick(ms=SETTLE_MS))
                 self._last_sender = command.client
         ctx = self.context

@@ -53,21 +53,78 @@ def test_checker_accepts_either_answer_near_a_deadline_but_not_far_after() -> No
         assert (c.feed_all(events) is None) is ok, (at, answer)
 
 
+def _two_joins(
+    window_ms: float, first: str, second: str, *, version: int, quiet: bool = True
+) -> tuple[ClassicGroupModel, Checker]:
+    """``first``'s and ``second``'s JoinGroups (no member id) sent 1 ms apart, checked with
+    ``window_ms``; then (``quiet``) nothing more arrives at 2 ms."""
+    model = ClassicGroupModel(replace(CFG, reorder_window_ms=window_ms))
+    c = Checker(model, CheckerConfig(early_ms=0, late_ms=0))
+    c.feed(Invoke(step=0, at_ms=0, request_id=1, command=join(first, version=version)))
+    c.feed(Invoke(step=1, at_ms=1, request_id=2, command=join(second, version=version)))
+    if quiet:
+        c.feed(Quiet(step=1, at_ms=2))
+    return model, c
+
+
+def _answered(model: ClassicGroupModel, c: Checker, request_id: int, key: str) -> set[str]:
+    return {
+        getattr(model.outbox(s)[request_id][0], key)
+        for s in c.states
+        if request_id in model.outbox(s)
+    }
+
+
 def test_concurrent_requests_within_the_reorder_window_may_swap() -> None:
     # c1's and c2's JoinGroups are sent 1 ms apart into an Empty group; the broker may process
     # either first, and the first member to join leads.
-    model = ClassicGroupModel(replace(CFG, reorder_window_ms=5.0))
-    c = Checker(model, CheckerConfig(early_ms=0, late_ms=0))
-    c.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=3)))
-    c.feed(Invoke(step=1, at_ms=1, request_id=2, command=join("c2", version=3)))
-    c.feed(Quiet(step=1, at_ms=2))
-    leaders = {model.outbox(s)[1][0].leader for s in c.states if 1 in model.outbox(s)}
-    assert leaders == {"c1-1", "c2-1"}
+    model, c = _two_joins(5.0, "c1", "c2", version=3)
+    assert _answered(model, c, 1, "leader") == {"c1-1", "c2-1"}
     # Without a window the send order is the processing order.
-    strict = Checker(ClassicGroupModel(CFG), CheckerConfig(early_ms=0, late_ms=0))
-    strict.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=3)))
-    strict.feed(Invoke(step=1, at_ms=1, request_id=2, command=join("c2", version=3)))
+    _, strict = _two_joins(0.0, "c1", "c2", version=3, quiet=False)
     assert {s.leader for s in strict.states} == {("c1-1",)}
+
+
+def test_one_clients_requests_are_never_swapped() -> None:
+    # The broker handles one connection's requests in order: a request held back in case another
+    # client's comes first is still handled before its own client's next one. KIP-394 joins: each
+    # is answered MEMBER_ID_REQUIRED with the next id handed to its client.
+    model, c = _two_joins(5.0, "c1", "c1", version=4)
+    assert (_answered(model, c, 1, "member_id"), _answered(model, c, 2, "member_id")) == (
+        {"c1-1"},
+        {"c1-2"},
+    )
+    # two clients' joins may be handled in either order
+    model, c = _two_joins(5.0, "c1", "c2", version=4)
+    firm = [s for s in c.states if not model.provisional(s)]
+    assert {tuple(p.member_id for p in s.pending_members) for s in firm} == {("c1-1", "c2-1")}
+    # c1's pending deadline: from its send time in send order, from c2's when handled second
+    assert {s.pending_members[0].deadline_ms for s in firm} == {10_000, 10_001}
+    assert any(model.provisional(s) for s in c.states)  # c2's join may still be held back
+
+
+def test_the_driver_waits_for_an_answer_every_state_in_send_order_has_emitted() -> None:
+    # A heartbeat-free join into an Empty group with a 100 ms window: the state holding it back
+    # has no answer yet, the one in send order has MEMBER_ID_REQUIRED. ``due`` must not let the
+    # held-back state turn that answer into a mere "may" (the driver would stop waiting for it).
+    model = ClassicGroupModel(replace(CFG, reorder_window_ms=100.0))
+    c = Checker(model, CheckerConfig(early_ms=0, late_ms=0))
+    c.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=4)))
+    assert any(model.provisional(s) for s in c.states)
+    assert any(not model.provisional(s) for s in c.states)
+    assert c.due(1) == frozenset({1})
+    assert c.must_answer() == frozenset()  # not every state has answered
+    # the answer comes: the held-back state cannot explain it and is gone
+    c.feed(
+        Receive(
+            step=0,
+            at_ms=2,
+            request_id=1,
+            response=JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c1-1"),
+        )
+    )
+    assert c.divergence is None
+    assert not any(model.provisional(s) for s in c.states)
 
 
 def test_divergence_is_the_first_event_that_empties_the_state_set() -> None:
