@@ -10,6 +10,7 @@ return a sequence longer than it was given.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Any
 
 from hypothesis import Phase, settings
@@ -81,3 +82,60 @@ def test_padding_is_removed_and_the_failure_kept() -> None:
     assert not any(getattr(c, "client", None) == "c9" for c in small.commands)
     assert len(small.commands) <= len(commands)
     assert small.manifest["minimized_from"] == padded.manifest["trace_id"]
+
+
+class _Accidents:
+    """``_KafkaLike``, except that the first ``n`` targets opened answer every ``kind`` request
+    wrongly: a replay that fails by accident (on a broker: the engine stalled on a loaded machine
+    and read an answer it would not have waited for)."""
+
+    def __init__(self, n: int, kind: str) -> None:
+        self.left = n
+        self.kind = kind
+
+    def __call__(self, group_id: str) -> Any:
+        inner = _KafkaLike(group_id)
+        if self.left <= 0:
+            return inner
+        self.left -= 1
+        kinds: dict[int, str] = {}
+        send, poll = inner.send, inner.poll
+
+        def sending(request_id: int, command: Any) -> None:
+            kinds[request_id] = command.type
+            send(request_id, command)
+
+        def polling(timeout_ms: float) -> list[Any]:
+            return [
+                dataclasses.replace(
+                    a, response=dataclasses.replace(a.response, error="UNKNOWN_SERVER_ERROR")
+                )
+                if kinds.get(a.request_id) == self.kind
+                else a
+                for a in poll(timeout_ms)
+            ]
+
+        inner.send, inner.poll = sending, polling  # type: ignore[method-assign]
+        return inner
+
+
+def test_a_deletion_that_failed_only_by_accident_is_not_kept() -> None:
+    with broken(VARIANT):
+        commands = _failing_commands()
+        failing = _run(commands, "kgc-min-genuine")
+        want = diverging_request(
+            failing.events, failing.events[failing.result["divergence"]["index"]]
+        )
+        # the pass's first replays (one per command but the first, fewer than it makes) all
+        # fail by accident, at a request of the failure's type
+        accidents = _Accidents(len(commands) - 1, want)
+        small = minimize(
+            failing,
+            open_target=accidents,
+            model_factory=lambda gid: build(RECORD, gid),
+            budget_s=120,
+        )
+        assert accidents.left == 0  # the accidents did happen
+        again = _run(list(small.commands), "kgc-min-again")
+    # what the pass returns fails again on an honest target
+    assert again.result["verdict"] == "divergence", [c.type for c in small.commands]
