@@ -20,6 +20,14 @@ membership of each settled group against what the scenario expects (started minu
 stalled past the session timeout); and the consumers' own ownership intervals, which must never
 overlap for one partition (:func:`kgc.properties.assignment_z3.check_ownership_timeline`).
 
+Each worker also logs to stderr: kafka-python's group coordinator at INFO, or everything with
+``KGC_REAL_CLIENTS_LOG=DEBUG``. The harness keeps the last lines of each worker's log. When a
+group does not settle, or a consumer fails, the message shows each consumer's last reports and
+log lines on one clock, next to the coordinator's last DescribeGroups answer. kafka-python workers
+wait for their topics' metadata before the first poll, and report a join they abandoned as an
+error. Both guard against a kafka-python bug
+(``tests/findings/test_kafka_python_orphaned_join.py``).
+
 Times are ``time.monotonic()`` in every process (Linux ``CLOCK_MONOTONIC`` is system-wide), so the
 workers' and the harness's timestamps compare directly.
 """
@@ -28,12 +36,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +61,8 @@ __all__ = [
 ]
 
 LIBRARIES = ("kafka-python", "confluent-kafka")
+STDERR_TAIL_LINES = 60  # kept per consumer for failure messages
+DROPPED_JOIN_S = 1.0  # a kafka-python join nothing awaits for this long is reported as an error
 ASSIGNOR_PROTOCOL = {
     "range": "eager",
     "roundrobin": "eager",
@@ -117,6 +129,57 @@ def _emit(event: str, owned: Iterable[tuple[str, int]], **extra: Any) -> None:
     sys.stdout.flush()
 
 
+class _MonotonicFormatter(logging.Formatter):
+    """Stamps each log line with ``time.monotonic()``, the clock of the workers' JSON events, so a
+    failure report lines up what the client logged with what it reported."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.mono = time.monotonic()
+        return super().format(record)
+
+
+def _configure_logging() -> None:
+    """kafka-python's group coordinator at INFO (joins, syncs, errors, revoke/assign), the rest at
+    WARNING, to stderr; the harness keeps the tail for its failure messages.
+    ``KGC_REAL_CLIENTS_LOG=DEBUG`` logs every heartbeat and request as well."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        _MonotonicFormatter("%(mono).3f %(threadName)s %(name)s %(levelname)s %(message)s")
+    )
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    level = os.environ.get("KGC_REAL_CLIENTS_LOG", "INFO").upper()
+    logging.getLogger("kafka.coordinator").setLevel(level)
+
+
+def _await_metadata(consumer: Any, partitions: Mapping[str, int], timeout_s: float = 30) -> None:
+    """Block until kafka-python's coordinator has the metadata of every subscribed topic, before
+    the first poll.
+
+    Without this, a consumer can join before its topics' metadata arrives. If it leads, it assigns
+    nothing, and it rejoins when the metadata comes (``need_rejoin``: the assignment snapshot
+    differs from the metadata snapshot). kafka-python 3.0.12 can drop exactly that rebalance: if
+    ``poll()`` times out between the leader's assignment and its SyncGroup response, nothing waits
+    for the join any more. The member then stays out of the group
+    (``tests/findings/test_kafka_python_orphaned_join.py``; it failed
+    ``test_sticky_eager_leave_and_join`` on a loaded CI machine). With the metadata in place
+    before the first join, the snapshots never differ, because these scenarios do not change
+    their topics. Every rebalance then starts from ``rejoin_needed``, which the bug does not
+    affect."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        consumer.topics()  # a blocking metadata fetch; the coordinator's listener sees it
+        snapshot = consumer._coordinator._metadata_snapshot
+        missing = {t: n for t, n in partitions.items() if len(snapshot.get(t) or ()) != n}
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"no metadata for {missing} (topic: partitions) after {timeout_s} s; "
+                f"the coordinator's snapshot is {snapshot}"
+            )
+        time.sleep(0.1)
+
+
 def _run_kafka_python(cfg: Mapping[str, Any], stop: threading.Event) -> None:
     from kafka import ConsumerRebalanceListener, KafkaConsumer
     from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
@@ -162,14 +225,29 @@ def _run_kafka_python(cfg: Mapping[str, Any], stop: threading.Event) -> None:
             _emit("lost", owned, **meta())
 
     consumer.subscribe(topics=list(cfg["topics"]), listener=Listener())
+    _await_metadata(consumer, cfg["partitions"])
     _emit("started", owned, member_id="", generation=None)
     last_generation = -1
+    dropped_since: float | None = None
     while not stop.is_set():
         consumer.poll(timeout_ms=100)
         m = consumer.group_metadata()
         if m.generation_id != last_generation and m.state == MemberState.STABLE:
             last_generation = m.generation_id
             _emit("generation", owned, member_id=m.member_id, generation=m.generation_id)
+        # A join that nothing waits for any more (the finding below): REBALANCING while the
+        # coordinator sees no reason to rejoin. The flags are read without kafka-python's lock,
+        # so only a state that lasts counts.
+        if m.state == MemberState.REBALANCING and not consumer._coordinator.need_rejoin():
+            dropped_since = dropped_since or time.monotonic()
+            if time.monotonic() - dropped_since > DROPPED_JOIN_S:
+                raise RuntimeError(
+                    f"kafka-python dropped its join (generation {m.generation_id}): REBALANCING "
+                    f"for {DROPPED_JOIN_S} s with need_rejoin() false and heartbeats off, so it "
+                    "will never rejoin; see tests/findings/test_kafka_python_orphaned_join.py"
+                )
+        else:
+            dropped_since = None
     consumer.close()  # sends LeaveGroup
     _emit("closed", set(), member_id="", generation=None)
 
@@ -221,6 +299,7 @@ def _run_confluent(cfg: Mapping[str, Any], stop: threading.Event) -> None:
 def worker_main(config_json: str) -> int:
     """Entry point of one consumer process (``python -m kgc.conformance.real_clients worker``)."""
     cfg = json.loads(config_json)
+    _configure_logging()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     run = _run_kafka_python if cfg["lib"] == "kafka-python" else _run_confluent
@@ -248,6 +327,7 @@ class ConsumerProcess:
     state: str = "running"  # running | paused | killed | left
     paused_at: float | None = None
     reader: threading.Thread | None = None
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
 
     def owned(self) -> frozenset[tuple[str, int]]:
         for e in reversed(self.events):
@@ -387,6 +467,7 @@ class RealGroup:
             "group_id": self.group_id,
             "client_id": client_id,
             "topics": list(subscribed),
+            "partitions": {t: self.topics[t] for t in subscribed if t in self.topics},
             "assignor": assignor,
             "session_timeout_ms": self.session_timeout_ms,
             "heartbeat_interval_ms": self.heartbeat_interval_ms,
@@ -395,7 +476,7 @@ class RealGroup:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kgc.conformance.real_clients", "worker", json.dumps(cfg)],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
         )
         consumer = ConsumerProcess(
@@ -405,6 +486,9 @@ class RealGroup:
             target=self._read, args=(consumer,), name=f"kgc-{name}", daemon=True
         )
         consumer.reader.start()
+        threading.Thread(
+            target=self._read_stderr, args=(consumer,), name=f"kgc-{name}-stderr", daemon=True
+        ).start()
         self.consumers[name] = consumer
         self.subscriptions[name] = subscribed
         return consumer
@@ -418,6 +502,12 @@ class RealGroup:
                 continue
             with self._lock:
                 consumer.events.append(event)
+
+    def _read_stderr(self, consumer: ConsumerProcess) -> None:
+        assert consumer.proc.stderr is not None
+        for line in consumer.proc.stderr:
+            with self._lock:
+                consumer.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
 
     def leave(self, name: str, timeout_s: float = 30) -> None:
         """Close the consumer (it sends LeaveGroup) and wait for its process to end."""
@@ -504,7 +594,10 @@ class RealGroup:
         while time.monotonic() < deadline:
             for c in self.consumers.values():
                 if c.errors():
-                    raise AssertionError(f"consumer {c.name} ({c.lib}) failed: {c.errors()[0]}")
+                    raise AssertionError(
+                        f"consumer {c.name} ({c.lib}) failed: {c.errors()[0]}\n"
+                        + self.diagnose([c.name])
+                    )
             try:
                 snap = self.describe()
             except Exception as exc:
@@ -522,18 +615,42 @@ class RealGroup:
                 agreed = 0
             last = snap
             time.sleep(0.15)
-        lines = []
-        for name in sorted(want):
+        raise AssertionError(
+            f"group {self.group_id} did not settle with {sorted(want)} in {timeout_s} s: {why}\n"
+            + (f"last DescribeGroups: {_render_snapshot(last)}\n" if last is not None else "")
+            + self.diagnose(sorted(self.consumers))
+        )
+
+    def diagnose(self, names: Iterable[str], *, events: int = 8, log_lines: int = 25) -> str:
+        """Each named consumer's process state, its last ``events`` reports and the last
+        ``log_lines`` of its stderr (kafka-python's coordinator log at INFO), times in seconds
+        before now on the workers' shared monotonic clock."""
+        now = time.monotonic()
+        out = []
+        with self._lock:
+            snapshot = {
+                n: (list(self.consumers[n].events), list(self.consumers[n].stderr_tail))
+                for n in names
+            }
+        for name, (evs, tail) in snapshot.items():
             c = self.consumers[name]
             alive = "running" if c.proc.poll() is None else f"exited {c.proc.returncode}"
-            recent = [
-                (e["event"], e.get("generation"), len(e.get("owned", []))) for e in c.events[-3:]
-            ]
-            lines.append(f"{name} ({c.lib}, {alive}): last reports {recent}")
-        raise AssertionError(
-            f"group {self.group_id} did not settle with {sorted(want)} in {timeout_s} s: {why}; "
-            + "; ".join(lines)
-        )
+            out.append(f"-- {name} ({c.lib}, {c.client_id}, {alive}, harness state {c.state}):")
+            for e in evs[-events:]:
+                member = str(e.get("member_id") or "")
+                out.append(
+                    f"   {now - e['t']:7.2f} s ago {e['event']:<10} "
+                    f"generation={e.get('generation')} member=…{member[-12:]} "
+                    f"owned={e.get('owned')}" + (f" {e['message']}" if "message" in e else "")
+                )
+            if tail:
+                out.append(f"   stderr, last {min(log_lines, len(tail))} lines:")
+                for line in tail[-log_lines:]:
+                    mono, _, rest = line.partition(" ")
+                    with contextlib.suppress(ValueError):  # a line kafka-python did not log
+                        line = f"{now - float(mono):7.2f} s ago {rest}"
+                    out.append(f"     {line}")
+        return "\n".join(out)
 
     def _settled(self, snap: GroupSnapshot, want_clients: Mapping[str, str]) -> tuple[bool, str]:
         if snap.state != "Stable":
@@ -671,10 +788,10 @@ class RealGroup:
             )
             prev_gen_id = gen_id
         # membership of each settled group vs the scenario's expectation
-        for snap, want in self.settled:
+        for snap, expected_members in self.settled:
             got = sorted(names.get(m, m) for m in snap.members)
-            if got != sorted(want):
-                problems.append(f"settled membership {got}, expected {sorted(want)}")
+            if got != sorted(expected_members):
+                problems.append(f"settled membership {got}, expected {sorted(expected_members)}")
             else:
                 checks.append(f"settled membership {got} as expected")
         # generations only increase, as kafka-python members report them
@@ -769,6 +886,14 @@ def _label(snap: GroupSnapshot, members: Mapping[str, str], gen_id: int | None) 
     who = ", ".join(sorted(members.values()))
     g = f"generation {gen_id}" if gen_id is not None else "a generation"
     return f"{g} [{who}]"
+
+
+def _render_snapshot(snap: GroupSnapshot) -> str:
+    members = ", ".join(
+        f"…{m[-12:]} ({client}): {dict(snap.assignment.get(m, {}))}"
+        for m, client in sorted(snap.members.items(), key=lambda kv: kv[1])
+    )
+    return f"{snap.state}, members [{members}]"
 
 
 def _render(assignment: Mapping[str, Sequence[Any]]) -> str:

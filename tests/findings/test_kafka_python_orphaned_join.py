@@ -1,0 +1,132 @@
+"""Finding: kafka-python 3.0.12 drops a rebalance that its leader starts after metadata changes
+if ``poll()`` times out during the join.
+
+A group leader rejoins when the topic metadata changes after its last assignment
+(``ConsumerCoordinator.need_rejoin``: ``_assignment_snapshot != _metadata_snapshot``). It does not
+set ``rejoin_needed`` for this; the snapshot comparison alone keeps ``need_rejoin()`` true. The
+join then runs as a background task (``BaseCoordinator.join_group_async`` caches it in
+``_join_task`` when ``poll(timeout_ms)`` gives up, so that the next poll can await it again).
+But the task itself clears the condition: the leader's ``_perform_assignment`` sets
+``_assignment_snapshot = _metadata_snapshot`` before the assignor runs. If ``poll()`` returns
+between that point and the SyncGroup response, the next ``ConsumerCoordinator.poll`` finds
+``need_rejoin()`` false and does not call ``ensure_active_group`` again. Nothing waits for the
+task any more. The member stays in REBALANCING with heartbeats off, and
+``on_partitions_assigned`` never runs. The coordinator expires the member after the session
+timeout, and the consumer stays out of the group however long it polls. Kafka's Java client
+covers both gaps: ``ConsumerCoordinator.rejoinNeededOrPending`` calls ``requestRejoin`` when the
+snapshots differ, and ``AbstractCoordinator.rejoinNeededOrPending`` is also true while
+``joinFuture`` is pending.
+
+Seen first on real consumers: ``tests/real_clients/test_real_client_groups.py::
+test_sticky_eager_leave_and_join`` failed on a loaded CI machine. The first member had joined
+before the topic's metadata arrived, so it led with an empty assignment. The metadata then
+arrived and it rejoined; the 100 ms poll expired between its assignment and its SyncGroup
+response, and it never came back. ``conformance/real_clients.py`` now waits for the metadata
+before the first poll, and reports a dropped join as an error that names this finding.
+
+This test reproduces the bug on purpose. One consumer leads a one-partition topic, and then a
+second partition is added. Its assignor takes longer than one ``poll()``, so every poll that
+starts the leader's rejoin times out in the window above. Kafka's contract is that a consumer
+that keeps polling completes the rebalance and owns both partitions. This is a strict xfail while
+the installed kafka-python is a known broken version. When a fixed version XPASSes, the strict
+xfail fails the run, and someone has to remove the note instead of leaving it stale.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+kafka = pytest.importorskip("kafka", reason="kafka-python is part of the clients extra")
+from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition  # noqa: E402
+from kafka.admin import KafkaAdminClient  # noqa: E402
+from kafka.coordinator.assignors.range import RangePartitionAssignor  # noqa: E402
+
+KNOWN_BROKEN = {"3.0.12"}
+POLL_MS = 100
+ASSIGN_S = 0.5  # longer than one poll: the leader is still assigning when poll() returns
+SETTLE_S = 20  # polling this long must complete a one-member rebalance many times over
+
+
+class SlowRangeAssignor(RangePartitionAssignor):  # type: ignore[misc]
+    """Kafka's range assignment, computed slowly (a large group or a loaded machine)."""
+
+    @classmethod
+    def assign(cls, cluster: Any, members: Any) -> Any:
+        time.sleep(ASSIGN_S)
+        return super().assign(cluster, members)
+
+
+class Recorder(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.assigned: list[set[TopicPartition]] = []
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        pass
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self.assigned.append(set(assigned))
+
+
+def _poll_until(consumer: Any, want: set[TopicPartition], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        consumer.poll(timeout_ms=POLL_MS)
+        if consumer.assignment() == want:
+            return True
+    return False
+
+
+@pytest.mark.broker
+@pytest.mark.xfail(
+    kafka.__version__ in KNOWN_BROKEN,
+    raises=AssertionError,
+    strict=True,
+    reason="kafka-python: the leader's _perform_assignment clears the metadata-snapshot "
+    "condition that need_rejoin() relied on; a join outliving poll() is never awaited again",
+)
+def test_leader_completes_the_rebalance_a_new_partition_starts(
+    kgc_broker: Any, kgc_client: Any, kgc_group_id: str, kgc_topic: str
+) -> None:
+    kgc_client.create_topic(kgc_topic, partitions=1)
+    listener = Recorder()
+    consumer = KafkaConsumer(
+        bootstrap_servers=kgc_broker.bootstrap_servers,
+        group_id=kgc_group_id,
+        client_id=f"{kgc_group_id}-c1",
+        partition_assignment_strategy=[SlowRangeAssignor],
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=1000,
+        metadata_max_age_ms=500,  # the leader sees the new partition within half a second
+        enable_auto_commit=False,
+    )
+    admin = KafkaAdminClient(bootstrap_servers=kgc_broker.bootstrap_servers)
+    p0, p1 = TopicPartition(kgc_topic, 0), TopicPartition(kgc_topic, 1)
+    try:
+        consumer.subscribe(topics=[kgc_topic], listener=listener)
+        consumer.topics()  # metadata before the first join: the first assignment is complete
+        # Setup: the first join is started by rejoin_needed, which the bug does not affect.
+        # Long polls, so a setup problem cannot look like the finding (it raises RuntimeError,
+        # which the xfail does not accept).
+        deadline = time.monotonic() + SETTLE_S
+        while consumer.assignment() != {p0} and time.monotonic() < deadline:
+            consumer.poll(timeout_ms=2000)
+        if consumer.assignment() != {p0}:
+            raise RuntimeError(f"setup: the consumer never owned {p0}: {listener.assigned}")
+
+        admin.create_partitions({kgc_topic: 2})
+        completed = _poll_until(consumer, {p0, p1}, SETTLE_S)
+        coordinator = consumer._coordinator
+        assert completed, (
+            f"after {p1} was added, the leader polled for {SETTLE_S} s with "
+            f"poll(timeout_ms={POLL_MS}) and never completed the rebalance: it owns "
+            f"{consumer.assignment()}, on_partitions_assigned saw {listener.assigned}, member "
+            f"state {consumer.group_metadata().state}, need_rejoin() {coordinator.need_rejoin()}, "
+            f"join task done {getattr(coordinator._join_task, 'is_done', None)}"
+        )
+        assert listener.assigned[-1] == {p0, p1}
+    finally:
+        admin.close()
+        consumer.close()
