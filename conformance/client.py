@@ -1110,6 +1110,28 @@ class Cluster:
                 raise ClientError(f"topic {name!r} has no leaders after {self.timeout_s} s")
             time.sleep(0.05)
 
+    def elect_preferred_leaders(self, topic: str) -> None:
+        """A preferred-replica leader election for every partition of ``topic`` (ElectLeaders,
+        election type 0): each partition's leader goes back to the first replica listed for it
+        where that replica is in sync (the cluster has ``auto.leader.rebalance.enable=false`` in
+        the fault scenarios, so a restarted node leads nothing until asked). Per-partition errors
+        (``ELECTION_NOT_NEEDED``, a preferred replica out of sync) are not errors here."""
+        from kafka.protocol.admin import ElectLeadersRequest
+
+        resp = self.metadata([topic])
+        (t,) = [t for t in resp.topics if t.name == topic]
+        parts = [p.partition_index for p in t.partitions]
+        conn = self._any_connection()
+        req = ElectLeadersRequest(
+            election_type=0,
+            topic_partitions=[ElectLeadersRequest.TopicPartitions(topic=topic, partitions=parts)],
+            timeout_ms=int(self.timeout_s * 1000),
+        )
+        answer = self._request(conn, conn.send(req))
+        err = error_name(getattr(answer, "error_code", 0))
+        if err != "NONE":
+            raise ClientError(f"ElectLeaders {topic!r}: {err}")
+
     # coordinators --------------------------------------------------------------------------
     def find_coordinator(
         self, group_id: str, *, timeout_s: float | None = None, version: int | None = None

@@ -43,10 +43,11 @@ from kgc.conformance.client import (
     describe_groups,
     error_name,
     metadata,
+    offset_commit,
 )
 from kgc.conformance.nemesis import Nemesis, nemesis_rules
 from kgc.conformance.target import BrokerTarget, TargetError, _Pending
-from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request
+from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request, Tick
 from kgc.model.coordinator import partition_for
 from kgc.properties.engine import FaultStep
 from kgc.properties.machine import MAX_CLIENTS, VERSION_INDEX, GroupMachine, SuiteContext
@@ -54,6 +55,9 @@ from kgc.properties.target import Arrival
 
 OFFSETS_TOPIC = "__consumer_offsets"
 ROUTING_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
+# coordinator_failover: how often a member retries its request after the kill, and the pause
+FAILOVER_TRIES = 4
+FAILOVER_BACKOFF_MS = 250
 
 
 class SettleError(AssertionError):
@@ -244,6 +248,54 @@ def settle_all(cluster: Cluster, nodes: set[int], *, deadline_s: float = 90.0) -
     raise SettleError(message, tuple(sorted(lagging)))
 
 
+WARM_UP_TOPIC = "kgc-warm-up"
+
+
+def warm_up(cluster: Cluster, group_id: str, partitions: int, *, deadline_s: float = 30.0) -> None:
+    """Write once to ``group_id``'s ``__consumer_offsets`` partition and wait for the answer: a
+    simple OffsetCommit (no member, generation -1) of a throwaway ``kgc-warm-up-…`` group on the
+    same partition, repeated until answered ``NONE``. Right after a leader election the first
+    write can wait a second or more for the followers (seen on 4.3.1: a SyncGroup's group
+    record committed after 1 s, so the other member's 1 s session expired and the leader got
+    ``REBALANCE_IN_PROGRESS``); a history must not start before writes flow."""
+    partition = partition_for(group_id, partitions)
+    throwaway = next(
+        g
+        for g in (f"kgc-warm-up-{secrets.token_hex(4)}" for _ in range(100_000))
+        if partition_for(g, partitions) == partition
+    )
+    cluster.create_topic(WARM_UP_TOPIC, partitions=1)
+    end = time.monotonic() + deadline_s
+    last = ""
+    while time.monotonic() < end:
+        leader = agree_on_coordinator(cluster, group_id, partitions)
+        try:
+            conn = cluster.connection(leader)
+            handle = offset_commit(
+                conn,
+                throwaway,
+                member_id="",
+                generation_id=-1,
+                offsets=[(WARM_UP_TOPIC, 0, 0, None)],
+                version=8,
+            )
+            cluster.poller.wait([handle], 5.0)
+            if handle.done and handle.error is None:
+                errors = {
+                    error_name(p.error_code) for t in handle.response.topics for p in t.partitions
+                }
+                if errors == {"NONE"}:
+                    return
+                last = f"OffsetCommit answered {sorted(errors)}"
+            else:
+                conn.close()
+                last = f"OffsetCommit: {handle.error or 'no answer in 5 s'}"
+        except ClientError as exc:
+            last = repr(exc)
+        time.sleep(0.2)
+    raise SettleError(f"no write to the group's partition succeeded in {deadline_s} s: {last}")
+
+
 def agree_on_coordinator(
     cluster: Cluster, group_id: str, partitions: int, *, deadline_s: float = 30.0
 ) -> int:
@@ -385,34 +437,42 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
             self.stable_drawn = True
         GroupMachine.form_group(self, plan)
 
-    @precondition(lambda self: self.fault_room() and getattr(self, "stable_drawn", False))
+    @precondition(lambda self: self.fault_room())
     @rule(
         plan=st.tuples(
-            GroupMachine.clients,
+            st.lists(GroupMachine.clients, min_size=2, max_size=MAX_CLIENTS, unique=True),
             st.just("kill"),
-            st.sampled_from(("heartbeat", "commit")),
+            # the commit first (drawn more often): a Heartbeat is answered NONE by a loading
+            # coordinator too (4.x), so only a generation-checked commit shows the reload
+            st.sampled_from(("commit", "heartbeat")),
             VERSION_INDEX,
         )
     )
-    def coordinator_failover(self, plan: tuple[str, str, str, int]) -> None:
-        """An aimed macro: kill the node coordinating the group *now*, then ``client``
-        does what a consumer does next — ``FindCoordinator`` (its connection moves to the node
-        named), then a Heartbeat or an OffsetCommit with the member id and generation it knows.
-        That request is where a new coordinator's reloaded state shows (FO3: the generation
-        survives the move, so it is answered ``NONE``, not ``ILLEGAL_GENERATION``). The random
-        nemesis rules reach "fault on the coordinator, then a generation-checked request" too
-        rarely (none in 25 examples, measured) to test failover.
+    def coordinator_failover(self, plan: tuple[list[str], str, str, int]) -> None:
+        """An aimed macro: unless a Stable ``form_group`` was drawn before in this example, form
+        one of ``members`` first (as ``form_group`` does); then kill the node coordinating the
+        group *now*, and the first member does what a consumer does next —
+        ``FindCoordinator`` (its connection moves to the node named), then a Heartbeat or an
+        OffsetCommit with the member id and generation it knows. That request is where a new
+        coordinator's reloaded state shows (FO3: the generation survives the move, so it is
+        answered ``NONE``, not ``ILLEGAL_GENERATION``). The random nemesis rules reach "fault on
+        the coordinator, then a generation-checked request" too rarely (none in 25 examples,
+        measured) to test failover, and waiting for a Stable ``form_group`` to be drawn first
+        left the broken variant ``failover-forgets-generation`` uncaught in 10 examples.
 
         What is drawn (one tuple, as ``form_group`` does, so the rule is drawn often) does not
-        depend on the cluster: the precondition reads the plan (room for a fault, and a Stable
+        depend on the cluster: whether to form a group first reads the plan (a Stable
         ``form_group`` drawn before — drawn, whatever the broker made of it), the node is
         chosen when the rule runs and entered into the plan by ``plan_stop`` (sizes only are
         read by preconditions), so a replay draws the same data even when another node
-        coordinates its group. Each
-        request and the fault are steps of their own in the history. Pauses of the coordinator
-        stay with the random ``nemesis_pause`` rule: an aimed pause made shrinking unreliable
-        (a resumed node's partitions were still out of sync 90 s after the heal, 4.3.1)."""
-        client, action, then, vi = plan
+        coordinates its group. Each request and the fault are steps of their own in the
+        history. Pauses of the coordinator stay with the random ``nemesis_pause`` rule: an aimed
+        pause made shrinking unreliable (a resumed node's partitions were still out of sync 90 s
+        after the heal, 4.3.1)."""
+        members, action, then, vi = plan
+        if not getattr(self, "stable_drawn", False):
+            self.form_group((members, vi, True, "stay"))
+        client = members[0]
         target = self.target
         assert isinstance(target, FaultTarget)
         node = target.coordinator_id if self.failed_check is not None else self._coordinator_now()
@@ -420,13 +480,36 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         self.record_fault(action, node)
         if self.failed_check is not None:
             return
-        self.find_coordinator(client, vi)
-        if self.views[client].generation_id < 0:
-            return  # no generation to check: the rediscovery alone is still a step
-        if then == "heartbeat":
-            self.heartbeat(client, vi, "current")
-        else:
-            self.commit(client, vi, "current", vi)
+        for attempt in range(FAILOVER_TRIES):
+            if attempt:
+                self._run(Tick(ms=FAILOVER_BACKOFF_MS))
+            self.find_coordinator(client, vi)
+            if self.views[client].generation_id < 0:
+                return  # no generation to check: the rediscovery alone is still a step
+            if then == "heartbeat":
+                self.heartbeat(client, vi, "current")
+            else:
+                self.commit(client, vi, "current", vi)
+            # as a consumer does: on a routing or loading answer (or none: a connection to a
+            # dead node) back off, rediscover and try again — only an answer from the loaded
+            # new coordinator shows what it reloaded (no data is drawn here, so a replay draws
+            # the same whatever the broker answered)
+            if self._last_error(client) not in (None, *ROUTING_ERRORS):
+                return
+
+    def _last_error(self, client: str) -> str | None:
+        """The error of ``client``'s latest answered request (a commit's first partition's), or
+        None if its latest request has no answer yet."""
+        engine = self.engine
+        mine = [rid for rid, c in engine.requests.items() if c.client == client]
+        if not mine or max(mine) not in engine.answered:
+            return None
+        for e in reversed(engine.events):
+            if getattr(e, "request_id", None) == max(mine) and e.kind == "receive":
+                r = e.response
+                parts = getattr(r, "partitions", None)
+                return str(parts[0].error) if parts else str(getattr(r, "error", "NONE"))
+        return None
 
     def _run(self, command: Any) -> Any:
         target = self.target

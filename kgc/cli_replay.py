@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import time
 
 from kgc.cli import UserError
 
@@ -216,7 +217,7 @@ def replay_faulty(broker, trace):  # noqa: ANN001
     suite's settle wait). Returns (engine, new trace)."""
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
-    from kgc.conformance.fault_suite import FaultTarget, settling_runner
+    from kgc.conformance.fault_suite import FaultTarget, settle, settling_runner, warm_up
     from kgc.conformance.nemesis import Nemesis
     from kgc.conformance.session import description_of
     from kgc.model.checker import CheckerConfig
@@ -239,8 +240,17 @@ def replay_faulty(broker, trace):  # noqa: ANN001
     try:
         description = {**description_of(broker), **facts(cluster)}
         leaders = description["offsets_partition_leaders"]
+        if want is not None and want not in leaders:
+            # a node restarted by an earlier fault leads nothing until a preferred-leader
+            # election (no automatic rebalance on the fault clusters): ask for one
+            leaders = _lead_again(cluster, want)
+            description = {**description_of(broker), **facts(cluster)}
         partitions = len(leaders)
         group_id = _group_on(want, leaders, partitions)
+        # the group's partition led, fully in sync and loaded, as the suite starts an example
+        # (an election just now, or a node healed by an earlier replay, may still be settling)
+        settle(cluster, group_id, partitions, set(), coordinator_hit=True)
+        warm_up(cluster, group_id, partitions)
         topic = _topic_of(trace)
         if topic:
             cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
@@ -284,6 +294,20 @@ def replay_faulty(broker, trace):  # noqa: ANN001
         manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine)
     )
     return engine, new
+
+
+def _lead_again(cluster, node: int, timeout_s: float = 30.0) -> list[int]:  # noqa: ANN001
+    """Preferred-leader elections on ``__consumer_offsets`` until ``node`` leads a partition;
+    the partitions' leaders then."""
+    from kgc.conformance.brokerconfig import facts
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cluster.elect_preferred_leaders("__consumer_offsets")
+        leaders = list(facts(cluster)["offsets_partition_leaders"])
+        if node in leaders or time.monotonic() > deadline:
+            return leaders
+        time.sleep(1.0)
 
 
 def _group_on(node, leaders, partitions: int) -> str:  # noqa: ANN001

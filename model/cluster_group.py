@@ -145,6 +145,28 @@ class ClusterGroupState:
         return self.home
 
 
+def _seen_ids(naming: GroupState, persisted: GroupState | None) -> tuple[tuple[str, int], ...]:
+    """``naming.issued_ids`` without the ids that die with the old coordinator's memory unseen:
+    an id in a JoinGroup answer that never reached its client (a connection to a dead node) was
+    never named by the conformance layer, so that client's next id takes its number back (as
+    ``Txn.release_unrevealed`` does for an id that dies on a live coordinator). An id the group
+    record keeps stays issued."""
+    counts = dict(naming.issued_ids)
+    kept = {m.member_id for m in persisted.members} if persisted is not None else set()
+    lost: list[tuple[str, int]] = []
+    for mid in naming.unrevealed:
+        client, _, digits = mid.rpartition("-")
+        if mid not in kept and digits.isdigit():
+            lost.append((client, int(digits)))
+    for client, number in sorted(lost, key=lambda x: -x[1]):  # a client's newest id first
+        if counts.get(client) == number:
+            if number == 1:
+                del counts[client]
+            else:
+                counts[client] = number - 1
+    return tuple(sorted(counts.items()))
+
+
 def load_group(
     persisted: GroupState | None,
     offsets: tuple[CommittedOffset, ...],
@@ -154,7 +176,7 @@ def load_group(
     """The group a new coordinator holds after replaying the partition at ``at_ms`` (rules 3-4).
     ``naming`` carries the client-side member naming (issued ids), which is not broker state."""
     base = GroupState(
-        issued_ids=naming.issued_ids,
+        issued_ids=_seen_ids(naming, persisted),
         unrevealed=(),
         now_ms=max(at_ms, naming.now_ms),
         offsets=offsets,

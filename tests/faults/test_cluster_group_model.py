@@ -283,3 +283,28 @@ def test_paused_coordinator_resumes_as_a_zombie_then_unloads() -> None:
     assert run(h) is None
     h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))
     assert run(h) is not None  # unloaded: no memory left to answer from
+
+
+def test_ids_the_clients_never_saw_die_with_the_coordinator() -> None:
+    # c1 and c2 join (v3: the id comes with the answer) and the coordinator dies before answering:
+    # the ids it handed out were never seen, so the conformance layer never named them, and the
+    # first id c2 sees from the new coordinator is its "c2-1" (seen live on 4.3.1, fault suite).
+    join = dict(session_timeout_ms=SESSION, rebalance_timeout_ms=SESSION, protocols=PROTOCOLS)
+    h = History()
+    h.call(m.JoinGroup(client="c2", version=3, **join), None)
+    h.call(m.JoinGroup(client="c1", version=3, **join), None)
+    h.fault("kill", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(
+        m.JoinGroup(client="c2", version=3, **join),
+        m.JoinGroupResponse(
+            error="NONE",
+            generation_id=1,
+            protocol_name="range",
+            leader="c2-1",
+            member_id="c2-1",
+            members=(m.JoinedMember(member_id="c2-1", metadata="sub"),),
+        ),
+        after_ms=100,
+    )
+    assert run(h) is None

@@ -3,9 +3,10 @@
 * A short random fault-mixed search (kill / pause / resume / restart interleaved with the group
   rules) finds no divergence between Kafka and :class:`~kgc.model.cluster_group.ClusterGroupModel`.
 
-Not here yet: a live test that the broken variant ``failover-forgets-generation`` is caught and
-shrunk by this search (issue 6); the model-level catch is
-``test_cluster_group_model.py::test_a_new_coordinator_that_forgot_the_generation_is_caught``.
+* With the broken variant ``failover-forgets-generation`` in force (a new coordinator loads the
+  group at generation 0), the same search against the same cluster reports a divergence, shrunk,
+  and its saved trace replays (``kgc replay``'s ``replay_faulty``: same commands, same faults at
+  the same steps) to a divergence again; without the variant the replay passes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Any
 
 import pytest
 from kgc.conformance.fault_suite import run_fault_suite
+from kgc.properties.broken import broken
+from kgc.properties.traces import load, render
+
+from kgc.cli_replay import replay_faulty
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
@@ -40,3 +45,31 @@ def test_fault_mixed_search_finds_no_divergence(
     assert sum(faults.values()) >= 2, (
         f"the search injected too few faults to mean anything: {faults}"
     )
+
+
+def test_fault_search_catches_a_coordinator_that_forgets_the_generation(
+    kraft3: Any, kraft_nemesis: Any, tmp_path: Path, say: Any
+) -> None:
+    with broken("failover-forgets-generation"):
+        result = run_fault_suite(
+            kraft3,
+            seed=SEED,
+            traces_dir=str(tmp_path),
+            settings_overrides={"max_examples": 10, "stateful_step_count": 14},
+            shrink_budget_s=60,
+        )
+    say(
+        f"forgets-generation: {result.examples} examples, {result.commands} commands, "
+        f"{result.wall_s:.1f} s, failure={result.failure}"
+    )
+    assert result.failure == "divergence", f"{result.failure}: {result.message[:2000]}"
+    [saved] = result.saved
+    trace = load(saved)
+    faults = [(e.step, e.action, e.node) for e in trace.events if e.kind == "fault"]
+    say(f"shrunk: {len(trace.commands)} commands, faults {faults}\n{render(trace)}")
+    assert faults, "the divergence needs no fault: not the failover variant's"
+    with broken("failover-forgets-generation"):
+        engine, replayed = replay_faulty(kraft3, trace)
+    assert engine.divergence is not None, f"replay did not fail again:\n{render(replayed)}"
+    engine, replayed = replay_faulty(kraft3, trace)
+    assert engine.divergence is None, f"the unbroken model diverges too:\n{render(replayed)}"
