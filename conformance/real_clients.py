@@ -24,8 +24,8 @@ Each worker also logs to stderr: kafka-python's group coordinator at INFO, or ev
 ``KGC_REAL_CLIENTS_LOG=DEBUG``. The harness keeps the last lines of each worker's log. When a
 group does not settle, or a consumer fails, the message shows each consumer's last reports and
 log lines on one clock, next to the coordinator's last DescribeGroups answer. kafka-python workers
-wait for their topics' metadata before the first poll, and report a join they abandoned as an
-error. Both guard against a kafka-python bug
+wait for their topics' metadata before the first poll, let every join finish inside one call,
+and report a join they abandoned as an error. All three guard against kafka-python bugs
 (``tests/findings/test_kafka_python_orphaned_join.py``).
 
 Times are ``time.monotonic()`` in every process (Linux ``CLOCK_MONOTONIC`` is system-wide), so the
@@ -229,8 +229,18 @@ def _run_kafka_python(cfg: Mapping[str, Any], stop: threading.Event) -> None:
     _emit("started", owned, member_id="", generation=None)
     last_generation = -1
     dropped_since: float | None = None
+    coordinator = consumer._coordinator
+    # The broker answers a JoinGroup within the rebalance timeout (max.poll.interval.ms).
+    join_wait_ms = int(cfg["max_poll_interval_ms"]) + 5000
     while not stop.is_set():
-        consumer.poll(timeout_ms=100)
+        # Each rebalance runs to the end in one call, as it would under a long poll() timeout.
+        # kafka-python 3.0.12 mishandles a join that outlives the poll() that started it. It can
+        # drop the join for good (the finding below). If the join completes between two polls,
+        # it throws the result away and joins again, so a leader rejoins in Stable and forces
+        # another rebalance without the assignment it was just given in its sticky user data.
+        if coordinator.need_rejoin():
+            coordinator.poll(timeout_ms=join_wait_ms)
+        consumer.poll(timeout_ms=0)
         m = consumer.group_metadata()
         if m.generation_id != last_generation and m.state == MemberState.STABLE:
             last_generation = m.generation_id
@@ -238,7 +248,7 @@ def _run_kafka_python(cfg: Mapping[str, Any], stop: threading.Event) -> None:
         # A join that nothing waits for any more (the finding below): REBALANCING while the
         # coordinator sees no reason to rejoin. The flags are read without kafka-python's lock,
         # so only a state that lasts counts.
-        if m.state == MemberState.REBALANCING and not consumer._coordinator.need_rejoin():
+        if m.state == MemberState.REBALANCING and not coordinator.need_rejoin():
             dropped_since = dropped_since or time.monotonic()
             if time.monotonic() - dropped_since > DROPPED_JOIN_S:
                 raise RuntimeError(
@@ -248,6 +258,7 @@ def _run_kafka_python(cfg: Mapping[str, Any], stop: threading.Event) -> None:
                 )
         else:
             dropped_since = None
+        stop.wait(0.1)
     consumer.close()  # sends LeaveGroup
     _emit("closed", set(), member_id="", generation=None)
 
