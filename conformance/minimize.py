@@ -6,12 +6,15 @@ failure does not need (a macro rule's requests, a tick). This pass works on the 
 sequence itself, one deletion at a time (delta debugging at granularity one, Zeller & Hildebrandt,
 "Simplifying and Isolating Failure-Inducing Input"): from the last command to the first, drop a
 command and replay the rest on a fresh group; keep the deletion when the shorter sequence still
-diverges *at a request of the same type*. The model, its profile and the checker tolerances are the
-trace's own (``model_factory`` supplies the model, so a planted variant stays in force). A replay
-that errors (e.g. a command naming a member no longer created) counts as "does not fail".
-Bounded by ``budget_s``; the result is always a trace that was really observed to fail, twice: the
-shortest sequence is replayed once more and kept only if it fails again the same way (else the
-next shorter accepted one, up to ``VERIFY_TRIES``; else the trace as Hypothesis left it).
+diverges *at a request of the same type* without the engine having to wait for a busy client (a
+deleted tick can leave a command whose client is still waiting; the engine then waits for the
+answer, a wait no saved command records, so the saved trace would not fail again). The model, its
+profile and the checker tolerances are the trace's own (``model_factory`` supplies the model, so a
+planted variant stays in force). A replay that errors (e.g. a command naming a member no longer
+created) counts as "does not fail". Bounded by ``budget_s``; the result is always a trace that was
+really observed to fail, twice: the shortest sequence is replayed once more and kept only if it
+fails again the same way (else the next shorter accepted one, up to ``VERIFY_TRIES``; else the trace
+as Hypothesis left it).
 """
 
 from __future__ import annotations
@@ -72,7 +75,9 @@ def minimize(
             return None
         finally:
             target.close()
-        if engine.divergence is None:
+        if engine.divergence is None or engine.drains:
+            # a sequence that needed the engine to wait for a busy client (a deleted tick, say)
+            # fails through a wait no command records: saved, it would not fail again
             return None
         if diverging_request(engine.events, engine.divergence.event) != want:
             return None

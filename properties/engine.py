@@ -107,6 +107,7 @@ class Engine:
     answered: set[int] = field(init=False, default_factory=set)
     _sent_at: dict[int, float] = field(init=False, default_factory=dict)  # unanswered, recent
     step: int = field(init=False, default=0)
+    drains: int = field(init=False, default=0)  # waits for a busy client (``_drain``)
     _next_request: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
@@ -344,6 +345,10 @@ class Engine:
         return self.divergence
 
     def _drain(self, client: str) -> None:
+        """Wait (recording what arrives) until ``client``'s request is answered: a replayed
+        command whose client is still waiting. Counted in ``drains``: that wait is in no recorded
+        command, so a history that needed one may not replay the same from its commands."""
+        self.drains += 1
         end = self.target.now_ms() + self.config.must_timeout_ms
         received: list[tuple[int, Response]] = []
         while self.target.in_flight(client) and self.target.now_ms() < end:

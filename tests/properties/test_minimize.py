@@ -18,7 +18,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from kgc.conformance.minimize import diverging_request, minimize
 from kgc.conformance.suite import hypothesis_settings
 from kgc.model.checker import CheckerConfig
-from kgc.model.commands import DescribeGroups
+from kgc.model.commands import DescribeGroups, JoinGroup, Protocol, Tick
 from kgc.properties.broken import broken
 from kgc.properties.engine import Engine
 from kgc.properties.machine import DivergenceError, SuiteContext, machine_for
@@ -139,3 +139,24 @@ def test_a_deletion_that_failed_only_by_accident_is_not_kept() -> None:
         again = _run(list(small.commands), "kgc-min-again")
     # what the pass returns fails again on an honest target
     assert again.result["verdict"] == "divergence", [c.type for c in small.commands]
+
+
+def test_the_engine_counts_the_waits_for_a_busy_client() -> None:
+    # c1's join parks (c2 leads generation 1 and does not rejoin): a replayed DescribeGroups of c1
+    # makes the engine wait for the join's answer first, a wait no command records. The pass
+    # rejects a shortened sequence that needed one (``minimize``: ``engine.drains``).
+    def join(client: str) -> JoinGroup:
+        return JoinGroup(
+            client=client,
+            session_timeout_ms=1000,
+            rebalance_timeout_ms=1000,
+            protocols=(Protocol(name="range", metadata="m"),),
+            version=3,
+        )
+
+    waited = Engine(_KafkaLike("kgc-min-drain"), build(RECORD, "kgc-min-drain"))
+    waited.run([join("c2"), join("c1"), DescribeGroups(client="c1", version=0)])
+    assert waited.drains == 1
+    ticked = Engine(_KafkaLike("kgc-min-tick"), build(RECORD, "kgc-min-tick"))
+    ticked.run([join("c2"), join("c1"), Tick(ms=1100), DescribeGroups(client="c1", version=0)])
+    assert ticked.drains == 0
