@@ -25,7 +25,8 @@ lint: $(STAMP)
 	@echo "(mypy --strict on model/ runs as tests/model/test_model_typing.py)"
 
 # Everything against the pinned 4.x, then the broker-facing conformance tests again against 3.9.x
-# (fault scenarios pick their own versions: ZooKeeper 3.9.2 and KRaft 4.3.1).
+# (fault scenarios pick their own versions: ZooKeeper 3.9.2 and KRaft 4.3.1). Of the findings only
+# the broker's is run again: the kafka-python ones are client bugs, whatever the broker version.
 # Both differential passes record every example's trace into one corpus (CI_DIR is make's own
 # scratch folder, under the gitignored build/, emptied first so no stale corpus leaks in); the
 # CI report is built from that corpus and checked as a person sees it, in headless Chromium.
@@ -35,7 +36,8 @@ CI_VERSIONS := 4.3.1 3.9.2
 test: lint
 	rm -rf $(CI_DIR)
 	$(PY) -m pytest --kgc-record $(CI_DIR)/corpus
-	$(PY) -m pytest -m broker tests/smoke tests/differential tests/findings tests/test_traces.py \
+	$(PY) -m pytest -m broker tests/smoke tests/differential tests/findings/test_consumer_metadata.py \
+	  tests/test_traces.py \
 	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus
 	$(PY) -m kgc.cli report $(CI_DIR)/corpus --out $(CI_DIR)/report \
 	  --title "kgc CI report: traces recorded against Apache Kafka $(CI_VERSIONS)"
