@@ -96,6 +96,19 @@ def _poll_until(consumer: Any, want: set[TopicPartition], timeout_s: float) -> b
     return False
 
 
+def _consumer(broker: Any, group_id: str, **extra: Any) -> KafkaConsumer:
+    """The one consumer of ``group_id`` each finding runs (6 s session, no auto commit)."""
+    return KafkaConsumer(
+        bootstrap_servers=broker.bootstrap_servers,
+        group_id=group_id,
+        client_id=f"{group_id}-c1",
+        session_timeout_ms=6000,
+        heartbeat_interval_ms=1000,
+        enable_auto_commit=False,
+        **extra,
+    )
+
+
 @pytest.mark.broker
 @pytest.mark.xfail(
     kafka.__version__ in KNOWN_BROKEN,
@@ -109,15 +122,11 @@ def test_leader_completes_the_rebalance_a_new_partition_starts(
 ) -> None:
     kgc_client.create_topic(kgc_topic, partitions=1)
     listener = Recorder()
-    consumer = KafkaConsumer(
-        bootstrap_servers=kgc_broker.bootstrap_servers,
-        group_id=kgc_group_id,
-        client_id=f"{kgc_group_id}-c1",
+    consumer = _consumer(
+        kgc_broker,
+        kgc_group_id,
         partition_assignment_strategy=[SlowRangeAssignor],
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=1000,
         metadata_max_age_ms=500,  # the leader sees the new partition within half a second
-        enable_auto_commit=False,
     )
     admin = KafkaAdminClient(bootstrap_servers=kgc_broker.bootstrap_servers)
     p0, p1 = TopicPartition(kgc_topic, 0), TopicPartition(kgc_topic, 1)
@@ -162,14 +171,7 @@ def test_a_join_completed_between_polls_is_applied(
 ) -> None:
     kgc_client.create_topic(kgc_topic, partitions=1)
     listener = Recorder()
-    consumer = KafkaConsumer(
-        bootstrap_servers=kgc_broker.bootstrap_servers,
-        group_id=kgc_group_id,
-        client_id=f"{kgc_group_id}-c1",
-        session_timeout_ms=6000,
-        heartbeat_interval_ms=1000,
-        enable_auto_commit=False,
-    )
+    consumer = _consumer(kgc_broker, kgc_group_id)
     p0 = TopicPartition(kgc_topic, 0)
     generations: list[int] = []
     try:
