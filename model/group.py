@@ -148,7 +148,11 @@ class ClassicGroupModel:
             # connection's requests one at a time, in order (SocketServer mutes the channel
             # until the response is sent)
             for s1 in self.apply(base, request_id, command, at_ms):
-                out.extend(self.apply(s1, d.request_id, d.command, d.at_ms))
+                # the coordinator's timers may run in between (seen on 4.3.1: a delay-0 initial
+                # join completed with the later request's member alone, and the held-back join
+                # then started the next rebalance): any deadline-ordered prefix of those due
+                for s2 in self.advance(s1, must_until=float("-inf"), may_until=at_ms):
+                    out.extend(self.apply(s2, d.request_id, d.command, d.at_ms))
         return out
 
     def provisional(self, state: GroupState) -> bool:

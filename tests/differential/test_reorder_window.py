@@ -54,11 +54,14 @@ def _trial(cluster: Cluster, description: dict, prefix: str, i: int) -> tuple[En
         )
     finally:
         target.close()
+    # the first rejoin answered names the leader: whichever join the broker handled first (the
+    # other one may stay parked: with no initial delay the join phase can complete in between)
     answers = [
         r.response
         for r in engine.events
-        if getattr(r, "request_id", None) == 2
+        if getattr(r, "request_id", None) in (2, 3)
         and isinstance(getattr(r, "response", None), JoinGroupResponse)
+        and r.response.error == "NONE"
     ]
     return engine, (answers[0].leader if answers else "")
 

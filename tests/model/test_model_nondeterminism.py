@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from kgc.model import ClassicGroupModel, GroupConfig
 from kgc.model.checker import Checker, CheckerConfig
-from kgc.model.commands import HeartbeatResponse, JoinGroupResponse, Tick
+from kgc.model.commands import HeartbeatResponse, JoinedMember, JoinGroupResponse, Tick
 from kgc.model.generate import generate
 from kgc.model.history import Invoke, Quiet, Receive
 from model_harness import Sim, heartbeat, join, stable_group
@@ -146,3 +146,40 @@ def test_a_response_that_never_comes_is_a_divergence_at_quiet() -> None:
     assert c.feed(Quiet(step=0, at_ms=50)) is None  # not overdue yet
     d = c.feed(Quiet(step=1, at_ms=500))
     assert d is not None and "never arrived" in d.reason
+
+
+def test_timers_may_fire_between_two_swapped_requests() -> None:
+    # Seen on 4.3.1 (no initial delay): c1 and c2 got their ids, then c1's and c2's rejoins were
+    # sent 0.4 ms apart. The broker handled c2's first, completed the join phase with c2 alone
+    # (the delay-0 initial join) and only then took c1's join, which started the next rebalance.
+    model = ClassicGroupModel(replace(CFG, reorder_window_ms=100.0))
+    c = Checker(model, CheckerConfig(early_ms=20, late_ms=100))
+    c.feed(Invoke(step=0, at_ms=0.1, request_id=0, command=join("c1", version=5)))
+    c.feed(
+        Receive(
+            step=0,
+            at_ms=1.2,
+            request_id=0,
+            response=JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c1-1"),
+        )
+    )
+    c.feed(Invoke(step=1, at_ms=1.4, request_id=1, command=join("c2", version=5)))
+    c.feed(
+        Receive(
+            step=1,
+            at_ms=2.9,
+            request_id=1,
+            response=JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c2-1"),
+        )
+    )
+    c.feed(Invoke(step=2, at_ms=3.1, request_id=2, command=join("c1", "c1-1", version=5)))
+    c.feed(Invoke(step=3, at_ms=3.5, request_id=3, command=join("c2", "c2-1", version=5)))
+    alone = JoinGroupResponse(
+        error="NONE",
+        generation_id=1,
+        protocol_name="range",
+        leader="c2-1",
+        member_id="c2-1",
+        members=(JoinedMember(member_id="c2-1", metadata="m"),),
+    )
+    assert c.feed(Receive(step=3, at_ms=4.9, request_id=3, response=alone)) is None
