@@ -154,24 +154,10 @@ def test_timers_may_fire_between_two_swapped_requests() -> None:
     # (the delay-0 initial join) and only then took c1's join, which started the next rebalance.
     model = ClassicGroupModel(replace(CFG, reorder_window_ms=100.0))
     c = Checker(model, CheckerConfig(early_ms=20, late_ms=100))
-    c.feed(Invoke(step=0, at_ms=0.1, request_id=0, command=join("c1", version=5)))
-    c.feed(
-        Receive(
-            step=0,
-            at_ms=1.2,
-            request_id=0,
-            response=JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c1-1"),
-        )
-    )
-    c.feed(Invoke(step=1, at_ms=1.4, request_id=1, command=join("c2", version=5)))
-    c.feed(
-        Receive(
-            step=1,
-            at_ms=2.9,
-            request_id=1,
-            response=JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c2-1"),
-        )
-    )
+    for rid, (client, sent, answered) in enumerate((("c1", 0.1, 1.2), ("c2", 1.4, 2.9))):
+        c.feed(Invoke(step=rid, at_ms=sent, request_id=rid, command=join(client, version=5)))
+        required = JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id=f"{client}-1")
+        c.feed(Receive(step=rid, at_ms=answered, request_id=rid, response=required))
     c.feed(Invoke(step=2, at_ms=3.1, request_id=2, command=join("c1", "c1-1", version=5)))
     c.feed(Invoke(step=3, at_ms=3.5, request_id=3, command=join("c2", "c2-1", version=5)))
     alone = JoinGroupResponse(
