@@ -17,7 +17,7 @@ Keys:
 * ``ci_profile_examples``, ``ci_profile_requests``, ``ci_profile_divergences`` (and ``…_grace20``).
 * ``tick_s`` — time spent in ticks (nominal), excluded from ``requests_per_s``.
 * ``shrink_s_<variant>`` — time to find and shrink each deliberately broken model variant
-  (``kgc.properties.broken``), and ``trace_commands_<variant>`` the length of the saved trace.
+  (``kgc.engine.broken``), and ``trace_commands_<variant>`` the length of the saved trace.
   ``--quick`` skips the variants.
 """
 
@@ -31,9 +31,9 @@ from typing import Any
 
 from kgc.conformance.session import description_of, open_broker
 from kgc.conformance.suite import run_suite
-from kgc.properties.broken import VARIANTS, broken
-from kgc.properties.engine import EngineConfig
-from kgc.properties.traces import load
+from kgc.engine.broken import VARIANTS, broken
+from kgc.engine.loop import EngineConfig
+from kgc.engine.traces import load
 
 SEED = 20261121
 # the engine before it stopped listening a fixed 20 ms after every step

@@ -61,6 +61,7 @@ from kafka.protocol.consumer.group import (
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
+from kgc.conformance.errors import BrokerConfigError
 
 __all__ = [
     "ClientError",
@@ -915,23 +916,25 @@ def create_topics(
 
 
 def parse_bootstrap(bootstrap_servers: str | Sequence[str]) -> list[tuple[str, int]]:
-    """``"h1:9092,h2:9093"`` (or a list of ``host:port``) -> ``[("h1", 9092), ("h2", 9093)]``."""
+    """``"h1:9092,h2:9093"`` (or a list of ``host:port``) -> ``[("h1", 9092), ("h2", 9093)]``;
+    raises :class:`BrokerConfigError` (a ``ValueError``) naming the malformed item."""
     items = (
         bootstrap_servers.split(",")
         if isinstance(bootstrap_servers, str)
         else list(bootstrap_servers)
     )
     out = []
-    for item in items:
-        item = item.strip()
+    for item in (s.strip() for s in items):
         if not item:
             continue
         host, sep, port = item.rpartition(":")
-        if not sep or not port.isdigit():
-            raise ValueError(f"bootstrap server {item!r} is not HOST:PORT")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise BrokerConfigError(
+                f"bad bootstrap server {item!r}; use HOST:PORT[,HOST:PORT...], e.g. localhost:9092"
+            )
         out.append((host.strip("[]"), int(port)))
     if not out:
-        raise ValueError("no bootstrap servers given")
+        raise BrokerConfigError("empty --bootstrap-server; use HOST:PORT, e.g. localhost:9092")
     return out
 
 

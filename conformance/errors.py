@@ -52,5 +52,5 @@ class DockerUnavailable(KgcError):
     """The container provider needs a Docker engine and testcontainers."""
 
 
-class BrokerConfigError(KgcError):
+class BrokerConfigError(KgcError, ValueError):
     """An EmbeddedKafka setting that cannot work (mode/version mismatch, reserved key, ...)."""

@@ -6,7 +6,7 @@ restart of any node with the group-protocol rules and shrinks faults like any ot
 fault is a ``Fault`` event of the same history (``Engine.inject``), checked by
 :class:`~kgc.model.cluster_group.ClusterGroupModel`.
 
-Routing (what the model assumes, and what :class:`FaultTarget` does): each client keeps one
+Routing (what the model assumes, and what :class:`FailoverBrokerTarget` does): each client keeps one
 connection, to the group's coordinator when the example starts; a ``FindCoordinator`` answer that
 names a node moves the client's connection there (as a Java consumer does after
 ``NOT_COORDINATOR``). ``FindCoordinator`` itself goes to the client's node if it runs, else to the
@@ -35,6 +35,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from kgc.conformance import wire
+from kgc.conformance.broker_target import BrokerTarget, TargetError, _Pending
 from kgc.conformance.client import (
     ClientError,
     Cluster,
@@ -46,12 +47,11 @@ from kgc.conformance.client import (
     offset_commit,
 )
 from kgc.conformance.nemesis import Nemesis, nemesis_rules
-from kgc.conformance.target import BrokerTarget, TargetError, _Pending
+from kgc.engine.loop import FaultStep
+from kgc.engine.target import Arrival
 from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request, Tick
 from kgc.model.coordinator import partition_for
-from kgc.properties.engine import FaultStep
 from kgc.properties.machine import MAX_CLIENTS, VERSION_INDEX, GroupMachine, SuiteContext
-from kgc.properties.target import Arrival
 
 OFFSETS_TOPIC = "__consumer_offsets"
 ROUTING_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
@@ -97,7 +97,7 @@ class _RoutingGroup(GroupClient):
         return conn
 
 
-class FaultTarget(BrokerTarget):
+class FailoverBrokerTarget(BrokerTarget):
     """A :class:`BrokerTarget` whose clients follow ``FindCoordinator`` and survive dead nodes."""
 
     def __init__(
@@ -366,7 +366,7 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         if self.failed_check is not None:
             return
         target = self.target
-        assert isinstance(target, FaultTarget)
+        assert isinstance(target, FailoverBrokerTarget)
         if not self.nemesis.can(action, node):
             return  # the plan asked for it, but an earlier step was skipped
         if action == "pause" and node in target.nodes_in_flight():
@@ -413,7 +413,7 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         running node sees it (the cluster is settled between steps); the example's first
         coordinator if it cannot be read."""
         target = self.target
-        assert isinstance(target, FaultTarget)
+        assert isinstance(target, FailoverBrokerTarget)
         running = sorted(set(self.cluster.brokers) - self.nemesis.stopped)
         if running:
             partition = partition_for(self.group_id, self.partitions)
@@ -474,7 +474,7 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
             self.form_group((members, vi, True, "stay"))
         client = members[0]
         target = self.target
-        assert isinstance(target, FaultTarget)
+        assert isinstance(target, FailoverBrokerTarget)
         node = target.coordinator_id if self.failed_check is not None else self._coordinator_now()
         self.plan_stop(action, node)
         self.record_fault(action, node)
@@ -514,7 +514,7 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
     def _run(self, command: Any) -> Any:
         target = self.target
         if (
-            isinstance(target, FaultTarget)
+            isinstance(target, FailoverBrokerTarget)
             and hasattr(command, "client")
             and not isinstance(command, FindCoordinator)
             and target.route(command.client) in self.nemesis.stopped
@@ -561,10 +561,10 @@ def run_fault_suite(
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.session import description_of
     from kgc.conformance.suite import SuiteResult, _shrink_budget, hypothesis_settings
+    from kgc.engine.registry import build_cluster, cluster_manifest
+    from kgc.engine.traces import Trace, save_failure
     from kgc.model.checker import CheckerConfig
     from kgc.properties.machine import TOPIC_PARTITIONS, DivergenceError, InvariantError
-    from kgc.properties.models import build_cluster, cluster_manifest
-    from kgc.properties.traces import Trace, save_failure
 
     nemesis = Nemesis(broker)  # refuses a broker kgc did not start, with one line
     seed = secrets.randbits(32) if seed is None else seed
@@ -578,14 +578,14 @@ def run_fault_suite(
     settle_all(cluster, set(cluster.brokers))
     counter = iter(range(1_000_000))
     failures: list[tuple[str, Trace, bool]] = []
-    targets: list[FaultTarget] = []
+    targets: list[FailoverBrokerTarget] = []
     factory = model_factory or (lambda record, gid: build_cluster(record, gid))
 
-    def open_target(gid: str) -> FaultTarget:
+    def open_target(gid: str) -> FailoverBrokerTarget:
         end = time.monotonic() + 30.0
         while True:
             leader = agree_on_coordinator(cluster, gid, partitions)
-            target = FaultTarget(cluster, gid, description=description, nemesis=nemesis)
+            target = FailoverBrokerTarget(cluster, gid, description=description, nemesis=nemesis)
             if target.coordinator_id == leader or time.monotonic() > end:
                 break  # (a disagreement left at the deadline shows as the example's divergence)
             target.close()

@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kgc.engine.loop import Engine
+from kgc.engine.traces import Trace, new_manifest, result_of
 from kgc.model.checker import CheckerConfig
 from kgc.model.history import Invoke, Receive
-from kgc.properties.engine import Engine
-from kgc.properties.traces import Trace, new_manifest, result_of
 
 VERIFY_TRIES = 3  # accepted sequences re-run to confirm the failure, shortest first
 

@@ -44,7 +44,7 @@ class InvalidFault(KgcError):
     """The action makes no sense for the node's current state; nothing was done."""
 
 
-class FaultTarget(Protocol):
+class FaultableCluster(Protocol):
     """What the nemesis needs from a cluster (``kgc.conformance.broker.EmbeddedKafka`` has it)."""
 
     can_inject_faults: bool

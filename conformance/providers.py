@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kgc.conformance import probe
 from kgc.conformance.broker import EmbeddedKafka
+from kgc.conformance.client import parse_bootstrap
 from kgc.conformance.errors import (
     BrokerConfigError,
     BrokerUnreachable,
@@ -50,23 +51,6 @@ class KafkaProvider(Protocol):
     def resume(self, node_id: int) -> None: ...
 
     def restart(self, node_id: int) -> None: ...
-
-
-def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
-    """``"h1:p1,h2:p2"`` -> ``[(h1, p1), (h2, p2)]``; raises BrokerConfigError when malformed."""
-    out = []
-    for item in (s.strip() for s in servers.split(",")):
-        if not item:
-            continue
-        host, sep, port = item.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise BrokerConfigError(
-                f"bad bootstrap server {item!r}; use HOST:PORT[,HOST:PORT...], e.g. localhost:9092"
-            )
-        out.append((host.strip("[]"), int(port)))
-    if not out:
-        raise BrokerConfigError("empty --bootstrap-server; use HOST:PORT, e.g. localhost:9092")
-    return out
 
 
 class _NoFaults:

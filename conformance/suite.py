@@ -8,7 +8,7 @@ A failure is shrunk by Hypothesis (each replay on a fresh group), and the minima
 reported as *flaky*, with both traces saved, never dropped.
 
 With ``record_dir`` every executed example — generated, replayed or shrunk, passing or not — is
-also written as its own JSONL trace (format v1, ``properties/traces.py``): the manifest (target
+also written as its own JSONL trace (format v1, ``engine/traces.py``): the manifest (target
 implementation/version/mode, seed, profile, model, checker tolerances), every recorded event with
 the broker's measured ``latency_ms``, and the verdict. The layout is a trace corpus as
 ``kgc report`` / ``pipeline/convert.py`` read it::
@@ -43,8 +43,9 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 from kgc.conformance.errors import KgcError
+from kgc.engine.loop import EngineConfig
+from kgc.engine.traces import Trace, save, save_failure
 from kgc.model.checker import CheckerConfig, Model
-from kgc.properties.engine import EngineConfig
 from kgc.properties.machine import (
     TOPIC_PARTITIONS,
     DivergenceError,
@@ -53,9 +54,8 @@ from kgc.properties.machine import (
     SuiteContext,
     machine_for,
 )
-from kgc.properties.traces import Trace, save, save_failure
 
-PROFILES: dict[str, dict[str, Any]] = {
+SEARCH_PROFILES: dict[str, dict[str, Any]] = {
     # fast enough for every CI run; still reaches every group state
     "ci": {"max_examples": 12, "stateful_step_count": 24},
     # for a release or a new implementation: longer sequences, many more examples
@@ -69,8 +69,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 
 
 def hypothesis_settings(profile: str, *, database: Any = None) -> settings:
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    if profile not in SEARCH_PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(SEARCH_PROFILES)}")
     return settings(
         deadline=None,
         database=database,
@@ -82,7 +82,7 @@ def hypothesis_settings(profile: str, *, database: Any = None) -> settings:
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
         verbosity=Verbosity.quiet,
         report_multiple_bugs=False,
-        **PROFILES[profile],
+        **SEARCH_PROFILES[profile],
     )
 
 
@@ -198,10 +198,10 @@ def run_suite(
     ``reuse_connections``: examples reuse idle member connections (``BrokerTarget``).
     ``minimize_budget_s``: after shrinking, a divergence's trace goes through the command-deletion
     pass of ``conformance/minimize.py`` for at most that long before it is saved."""
+    from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
-    from kgc.conformance.target import BrokerTarget
-    from kgc.properties.models import build, model_manifest
+    from kgc.engine.registry import build, model_manifest
 
     record_to = None if record_dir is None else prepare_record_dir(record_dir)
     seed = secrets.randbits(32) if seed is None else seed
@@ -311,9 +311,9 @@ def _minimized(
     budget_s: float,
 ) -> Trace:
     """``trace`` after the command-deletion pass (``conformance/minimize.py``) on the broker."""
+    from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.client import Cluster
     from kgc.conformance.minimize import minimize
-    from kgc.conformance.target import BrokerTarget
 
     cluster = Cluster(bootstrap_servers, client_id="kgc-minimize")
     try:

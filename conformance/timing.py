@@ -25,8 +25,8 @@ import statistics
 import time
 from typing import Any
 
+from kgc.conformance.broker_target import BrokerTarget
 from kgc.conformance.client import Cluster
-from kgc.conformance.target import BrokerTarget
 from kgc.model.commands import (
     Assignment,
     Heartbeat,

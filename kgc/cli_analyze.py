@@ -24,8 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def analyze_trace(trace, model=None) -> tuple[str, object]:  # noqa: ANN001
     """(verdict, divergence) for one loaded trace: ``pass`` or ``divergence``; ``model`` is the
     one its manifest names (rebuilt here if not given)."""
+    from kgc.engine.registry import model_from_manifest
     from kgc.model.checker import CheckerConfig, check
-    from kgc.properties.models import model_from_manifest
 
     if model is None:
         model = model_from_manifest(trace.manifest)
@@ -38,7 +38,7 @@ def analyze_trace(trace, model=None) -> tuple[str, object]:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.properties.traces import TraceError, load_many, render, result_of_divergence
+    from kgc.engine.traces import TraceError, load_many, render, result_of_divergence
 
     try:
         loaded = load_many(args.traces)
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if not loaded:
         raise UserError("no trace files found in " + ", ".join(args.traces))
-    from kgc.properties.models import model_from_manifest
+    from kgc.engine.registry import model_from_manifest
 
     models = []
     for path, trace in loaded:  # every manifest's model is rebuilt before any verdict is printed

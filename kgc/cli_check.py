@@ -40,18 +40,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kgc.conformance.session import description_of, open_broker
-    from kgc.conformance.suite import PROFILES, describe_result, prepare_record_dir, run_suite
-    from kgc.properties.coverage import summarise
+    from kgc.conformance.suite import (
+        SEARCH_PROFILES,
+        describe_result,
+        prepare_record_dir,
+        run_suite,
+    )
+    from kgc.engine.coverage import summarise
 
-    if args.profile not in PROFILES:
-        raise UserError(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
+    if args.profile not in SEARCH_PROFILES:
+        raise UserError(
+            f"unknown profile {args.profile!r}; choose one of {', '.join(SEARCH_PROFILES)}"
+        )
     if args.record is not None:
         prepare_record_dir(args.record)  # a bad folder fails before a broker starts
     with open_broker(
         bootstrap_server=args.bootstrap_server, kafka_version=args.kafka_version, mode=args.mode
     ) as broker:
         description = description_of(broker)
-        progress = _Progress(PROFILES[args.profile]["max_examples"])
+        progress = _Progress(SEARCH_PROFILES[args.profile]["max_examples"])
         print(f"kgc check: {_target_line(description)}, profile {args.profile}", file=sys.stderr)
         result = run_suite(
             bootstrap_servers=broker.bootstrap_servers,

@@ -36,12 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def replay_one(broker, cluster, trace, *, group_prefix: str = "kgc-replay-"):  # noqa: ANN001
     """Replay one trace on a fresh group; returns (engine, new trace)."""
+    from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.session import description_of, fault_runner
-    from kgc.conformance.target import BrokerTarget
+    from kgc.engine.loop import Engine
+    from kgc.engine.registry import model_from_manifest
+    from kgc.engine.traces import Trace, new_manifest, result_of
     from kgc.model.checker import CheckerConfig
-    from kgc.properties.engine import Engine
-    from kgc.properties.models import model_from_manifest
-    from kgc.properties.traces import Trace, new_manifest, result_of
 
     description = description_of(broker)
     group_id = f"{group_prefix}{secrets.token_hex(4)}"
@@ -76,7 +76,7 @@ def replay_one(broker, cluster, trace, *, group_prefix: str = "kgc-replay-"):  #
 def run(args: argparse.Namespace) -> int:
     from kgc.conformance.client import Cluster
     from kgc.conformance.session import open_broker
-    from kgc.properties.traces import TraceError, load_many, render, save
+    from kgc.engine.traces import TraceError, load_many, render, save
 
     try:
         loaded = load_many(args.traces)
@@ -178,7 +178,7 @@ def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001
 def _replay_with_faults(args, loaded) -> int:  # noqa: ANN001
     from kgc.conformance.broker import EmbeddedKafka
     from kgc.conformance.nemesis import fault_steps
-    from kgc.properties.traces import render, save
+    from kgc.engine.traces import render, save
 
     shapes = {_shape(t)[:3] for _, t in loaded}
     if len(shapes) > 1:
@@ -217,14 +217,14 @@ def replay_faulty(broker, trace):  # noqa: ANN001
     suite's settle wait). Returns (engine, new trace)."""
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
-    from kgc.conformance.fault_suite import FaultTarget, settle, settling_runner, warm_up
+    from kgc.conformance.fault_suite import FailoverBrokerTarget, settle, settling_runner, warm_up
     from kgc.conformance.nemesis import Nemesis
     from kgc.conformance.session import description_of
+    from kgc.engine.loop import Engine, FaultStep
+    from kgc.engine.registry import build_cluster, cluster_manifest
+    from kgc.engine.traces import Trace, new_manifest, result_of
     from kgc.model.checker import CheckerConfig
-    from kgc.properties.engine import Engine, FaultStep
     from kgc.properties.machine import TOPIC_PARTITIONS
-    from kgc.properties.models import build_cluster, cluster_manifest
-    from kgc.properties.traces import Trace, new_manifest, result_of
 
     record = trace.manifest.get("model") or {}
     if record.get("name") != "ClusterGroupModel":
@@ -254,7 +254,7 @@ def replay_faulty(broker, trace):  # noqa: ANN001
         topic = _topic_of(trace)
         if topic:
             cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        target = FaultTarget(cluster, group_id, description=description, nemesis=nemesis)
+        target = FailoverBrokerTarget(cluster, group_id, description=description, nemesis=nemesis)
         model_record = cluster_manifest(description, target.coordinator_id)
         known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
         cfg = CheckerConfig(

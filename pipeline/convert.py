@@ -5,7 +5,7 @@ Input is any mix of files and directories (searched recursively for ``*.jsonl`` 
 A ``.jsonl`` file holds one or more traces back to back: a ``manifest`` line opens a trace, event
 lines follow (:func:`kgc.model.history.event_to_json` plus optional extra keys), a ``result`` line
 closes it. A ``.json`` file is one document ``{"manifest", "events", "result"}`` (a saved minimal
-failing case, ``properties/traces.py``).
+failing case, ``engine/traces.py``).
 
 Nothing is dropped silently. A line that is not JSON, not a valid event, or sits outside any trace
 becomes a *problem* row naming the file and the 1-based line; the trace it belongs to is kept but
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgc.engine.coverage import error_of
 from kgc.model.commands import TraceFormatError
 from kgc.model.history import Fault, Invoke, Receive, Tick, event_from_json
 from kgc.pipeline.schema import FORMAT_VERSION
-from kgc.properties.coverage import error_of
 
 EXCERPT_CHARS = 160
 TRACE_SUFFIXES = (".jsonl", ".json")

@@ -14,7 +14,7 @@ group state, error, latency and whether the checker vouched for it. The report a
 these rows.
 
 Group state per request: the ``group_state`` the engine recorded on the ``Invoke``
-(``properties/coverage.py``); when a trace carries none and the re-check ran, the group states of
+(``engine/coverage.py``); when a trace carries none and the re-check ran, the group states of
 the model states alive right before the request (read through :class:`_Observing`, a transparent
 wrapper that only records what the checker hands the model).
 
@@ -43,9 +43,9 @@ class ModelUnavailable(Exception):
 
 def model_for(manifest: Mapping[str, Any]) -> Model[Any]:
     """The model a manifest names (profile, config, group id), built by
-    ``kgc.properties.models.model_from_manifest`` — the factory ``kgc analyze`` uses."""
+    ``kgc.engine.registry.model_from_manifest`` — the factory ``kgc analyze`` uses."""
     try:
-        from kgc.properties.models import model_from_manifest
+        from kgc.engine.registry import model_from_manifest
     except ImportError as exc:
         raise ModelUnavailable(f"the classic group model is not installed ({exc})") from None
     return model_from_manifest(dict(manifest))
@@ -133,7 +133,7 @@ def normalise_allowed(allowed: Iterable[str]) -> list[str]:
 
 def observed_outcome(kind: str, event_obj: Mapping[str, Any] | None) -> str:
     """What the target did at the diverging event, normalised like :func:`normalise_allowed`."""
-    from kgc.properties.coverage import error_of
+    from kgc.engine.coverage import error_of
 
     if kind == "receive" and event_obj is not None:
         try:
@@ -398,7 +398,7 @@ def facts(traces: Any, *, recheck: bool = True) -> Any:
 def recheck_available() -> str | None:
     """None if the model can be built here, else why not (shown in the report)."""
     try:
-        import kgc.properties.models  # noqa: F401
+        import kgc.engine.registry  # noqa: F401
     except ImportError as exc:
         return f"the classic group model is not installed ({exc})"
     return None

@@ -9,7 +9,7 @@ Steps, each a Spark job over the previous step's output:
      vouched for, how many were the first divergence, how many it never reached;
    * divergences grouped by signature (first diverging request, what the model allowed, what was
      observed), each with a standalone example trace and a replay command;
-   * coverage of group-state × request × error cells (``properties/coverage.py``'s universe),
+   * coverage of group-state × request × error cells (``engine/coverage.py``'s universe),
      with the cells never reached listed;
    * latency percentiles per request type and implementation/version;
    * unusable input lines, with file and line number;
@@ -236,7 +236,7 @@ def _matrix(targets: list[dict[str, Any]], rows: list[Any]) -> dict[str, Any]:
 
 
 def _coverage(rows: list[Any], sources: list[dict[str, Any]]) -> dict[str, Any]:
-    from kgc.properties.coverage import GROUP_STATES, universe
+    from kgc.engine.coverage import GROUP_STATES, universe
 
     reached = {(r["group_state"], r["request_type"], r["error"]): r["count"] for r in rows}
     cells = universe()
@@ -292,8 +292,8 @@ def _group(r: Any) -> dict[str, Any]:
 
 def write_examples(traces: Any, groups: list[dict[str, Any]], out_dir: Path) -> None:
     """One standalone trace document per divergence group, plus its replay command and the
-    readable step list (``properties/traces.py``'s ``render``)."""
-    from kgc.properties.traces import TraceError, load, render
+    readable step list (``engine/traces.py``'s ``render``)."""
+    from kgc.engine.traces import TraceError, load, render
     from pyspark.sql import functions as F
 
     if not groups:
@@ -419,7 +419,7 @@ def make_plots(data: dict[str, Any]) -> dict[str, bytes]:
         plots["latency"] = _png(fig)
 
     cov = data["coverage"]
-    from kgc.properties.coverage import ERRORS_BY_REQUEST
+    from kgc.engine.coverage import ERRORS_BY_REQUEST
 
     ctypes = list(ERRORS_BY_REQUEST)
     reached = {(c["request_type"]) for c in cov["cells"]}
@@ -629,7 +629,7 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
         reached_by.setdefault((c["group_state"], c["request_type"]), []).append(
             f"{c['error']} ×{c['count']}"
         )
-    from kgc.properties.coverage import ERRORS_BY_REQUEST
+    from kgc.engine.coverage import ERRORS_BY_REQUEST
 
     crows = []
     for st in cov["group_states"]:

@@ -1,5 +1,5 @@
 """Explicit Spark schemas for trace corpora stored as Parquet (trace format v1,
-``properties/traces.py``).
+``engine/traces.py``).
 
 A corpus converts to two datasets under one directory:
 

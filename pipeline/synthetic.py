@@ -1,14 +1,14 @@
 """Synthetic trace corpora from the model alone (no broker), at any size, on Spark.
 
 Each trace is what a perfectly conforming broker would have produced: the engine
-(``properties/engine.py``) drives a :class:`~kgc.properties.target.ModelTarget` — the reference
+(``engine/loop.py``) drives a :class:`~kgc.engine.target.ModelTarget` — the reference
 model answering on a virtual clock — with commands a seeded random client driver picks from what
 each client has learned from its own responses (member id, generation, leadership), the way the
 Hypothesis state machine (``properties/machine.py``) does, sometimes deliberately wrong (stale
 generation, a stranger's member id). The engine records the history exactly as it records a real
 run (``group_state`` on every request, ``latency_ms`` on responses) and checks it, so the
 ``result`` line is the checker's real verdict; the trace is written by
-``properties/traces.py``'s own JSONL writer. Same seed, same trace.
+``engine/traces.py``'s own JSONL writer. Same seed, same trace.
 
 A fraction of traces (``divergence_rate``) get one planted disagreement: after the run, one
 recorded response is replaced by a different, plausible one (another error name), and the
@@ -200,10 +200,10 @@ class _Driver:
 
 def _plant(trace: Any, rng: random.Random) -> bool:
     """Replace one recorded response's error with another; re-check for the honest verdict."""
+    from kgc.engine.registry import model_from_manifest
+    from kgc.engine.traces import result_of_divergence
     from kgc.model.checker import check
     from kgc.model.history import Receive
-    from kgc.properties.models import model_from_manifest
-    from kgc.properties.traces import result_of_divergence
 
     receives = [
         i
@@ -242,12 +242,12 @@ def make_trace(
     min_steps: int = 8,
     max_steps: int = 24,
 ) -> Any:
-    """One synthetic :class:`~kgc.properties.traces.Trace`, a pure function of its arguments."""
+    """One synthetic :class:`~kgc.engine.traces.Trace`, a pure function of its arguments."""
+    from kgc.engine.loop import Engine
+    from kgc.engine.registry import model_for
+    from kgc.engine.target import ModelTarget
+    from kgc.engine.traces import Trace, new_manifest, result_of
     from kgc.model.checker import CheckerConfig
-    from kgc.properties.engine import Engine
-    from kgc.properties.models import model_for
-    from kgc.properties.target import ModelTarget
-    from kgc.properties.traces import Trace, new_manifest, result_of
 
     rng = random.Random(seed)
     version = version or VERSIONS[seed % len(VERSIONS)]
@@ -294,7 +294,7 @@ def make_trace(
 
 
 def trace_lines(seed: int, **kwargs: Any) -> list[str]:
-    from kgc.properties.traces import dumps_jsonl
+    from kgc.engine.traces import dumps_jsonl
 
     return dumps_jsonl(make_trace(seed, **kwargs)).splitlines()
 

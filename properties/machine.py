@@ -3,7 +3,7 @@
 Each rule builds one command from what the sending client knows (its member id, its generation,
 whether it leads — exactly what a real client would know from the responses it got), sometimes
 deliberately wrong (a stale generation, a stranger's member id), and hands it to the
-:class:`~kgc.properties.engine.Engine`, which sends it to the target and checks every response
+:class:`~kgc.engine.loop.Engine`, which sends it to the target and checks every response
 against
 the reference model. Invariants after each step hold on the *target's* observations alone, so they
 catch a broker bug even where the model has none to compare.
@@ -30,6 +30,10 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from kgc.engine.coverage import cells_of
+from kgc.engine.loop import Engine, EngineConfig, StepResult
+from kgc.engine.target import Target
+from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.commands import (
     NO_GENERATION,
@@ -51,10 +55,6 @@ from kgc.model.commands import (
     TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.properties.coverage import cells_of
-from kgc.properties.engine import Engine, EngineConfig, StepResult
-from kgc.properties.target import Target
-from kgc.properties.traces import Trace, new_manifest, render, result_of
 
 MAX_CLIENTS = 4
 VERSION_INDEX = st.integers(min_value=0, max_value=11)
@@ -222,7 +222,7 @@ class GroupMachine(RuleBasedStateMachine):
                 # (the checker's late_ms) avoided that but left quality traces unshrinkable below
                 # 13-16 commands in CI (6-7 with 20 ms). The reorders left are the model's to
                 # allow: the suite's model branches on the order of two clients' requests sent
-                # within ``REORDER_WINDOW_MS`` (``properties/models.py``).
+                # within ``REORDER_WINDOW_MS`` (``engine/registry.py``).
                 self._run(Tick(ms=SETTLE_MS))
                 self._last_sender = command.client
         ctx = self.context

@@ -22,8 +22,8 @@ if TRACES:
     @pytest.mark.parametrize("path", TRACES, ids=[p.name for p in TRACES])
     def test_saved_trace_replays_clean(path, kgc_broker):
         from kgc.conformance.client import Cluster
+        from kgc.engine.traces import load, render
         from kgc.properties.machine import TOPIC_PARTITIONS
-        from kgc.properties.traces import load, render
 
         from kgc.cli_replay import _topic_of, replay_one
 

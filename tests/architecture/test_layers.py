@@ -1,10 +1,11 @@
 """The layer order is enforced, not just written down (CONTRIBUTING.md, "Layers").
 
-model  <-  properties  <-  conformance  <-  kgc (cli, pytest plugin, benches), pipeline
+model  <-  engine  <-  properties  <-  conformance  <-  kgc (cli, pytest plugin, benches), pipeline
 
 * ``model/`` imports only the standard library and itself (its purity — no clock, randomness or
   I/O module, nothing third-party loaded at run time — is ``tests/model/test_model_purity.py``).
-* ``properties/`` may use the model, Hypothesis and Z3; never a broker client.
+* ``engine/`` may use the model; never Hypothesis, Z3 or a broker client.
+* ``properties/`` may use the model, the engine, Hypothesis and Z3; never a broker client.
 * ``conformance/`` may use everything below it and kafka-python; never the front ends.
 The test reads every module's imports with ``ast`` (function-level imports included), so an
 import hidden inside a function is caught too.
@@ -19,9 +20,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS = {"model": 0, "properties": 1, "conformance": 2, "pipeline": 3, "kgc": 3}
+LAYERS = {"model": 0, "engine": 1, "properties": 2, "conformance": 3, "pipeline": 4, "kgc": 4}
 FOLDER_PACKAGE = {
     "model": "kgc.model",
+    "engine": "kgc.engine",
     "properties": "kgc.properties",
     "conformance": "kgc.conformance",
     "pipeline": "kgc.pipeline",
@@ -77,7 +79,7 @@ def layer_of(module: str) -> int | None:
     return LAYERS["kgc"]  # kgc.cli, kgc.bench, kgc.pytest_plugin, …
 
 
-@pytest.mark.parametrize("folder", ["model", "properties", "conformance"])
+@pytest.mark.parametrize("folder", ["model", "engine", "properties", "conformance"])
 def test_layers_point_one_way(folder: str) -> None:
     mine = LAYERS[folder]
     bad = []
@@ -89,7 +91,7 @@ def test_layers_point_one_way(folder: str) -> None:
     assert not bad, "imports against the layer order:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("folder", ["model", "properties", "conformance"])
+@pytest.mark.parametrize("folder", ["model", "engine", "properties", "conformance"])
 def test_third_party_imports_are_allowed_ones(folder: str) -> None:
     allowed = THIRD_PARTY_ALLOWED.get(folder, set())
     bad = []

@@ -14,15 +14,15 @@ concurrently). Trials run until two reordered ones were seen, at most ``MAX_TRIA
 from __future__ import annotations
 
 import pytest
+from kgc.conformance.broker_target import BrokerTarget
 from kgc.conformance.brokerconfig import facts
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
-from kgc.conformance.target import BrokerTarget
+from kgc.engine.loop import Engine, EngineConfig
+from kgc.engine.registry import build, model_manifest
+from kgc.engine.traces import Trace, render, result_of
 from kgc.model.checker import check
 from kgc.model.commands import JoinGroup, JoinGroupResponse, Protocol
-from kgc.properties.engine import Engine, EngineConfig
-from kgc.properties.models import build, model_manifest
-from kgc.properties.traces import Trace, render, result_of
 
 MAX_TRIALS = 300
 WANTED_REORDERS = 2

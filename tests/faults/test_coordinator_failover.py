@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from kgc.conformance.failover_driver import VERSIONS, GroupDriver
 from kgc.conformance.nemesis import fault_steps
+from kgc.engine import traces
+from kgc.engine.registry import failover_manifest
 from kgc.model import commands as m
 from kgc.model.checker import CheckerConfig, check
 from kgc.model.failover import (
@@ -27,8 +29,6 @@ from kgc.model.failover import (
     GroupRecord,
     LoadedGroup,
 )
-from kgc.properties import traces
-from kgc.properties.models import failover_manifest
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 

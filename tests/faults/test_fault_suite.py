@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from kgc.conformance.fault_suite import run_fault_suite
-from kgc.properties.broken import broken
-from kgc.properties.traces import load, render
+from kgc.engine.broken import broken
+from kgc.engine.traces import load, render
 
 from kgc.cli_replay import replay_faulty
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kgc.engine import traces
+from kgc.engine.registry import model_from_manifest
 from kgc.model import commands as m
-from kgc.properties import traces
-from kgc.properties.models import model_from_manifest
 from test_cluster_group_model import CONFIG, commit, commit_answer, find, stable_group_with_commit
 
 

@@ -55,7 +55,7 @@ def ci():
 def recorded(ci):
     """What the differential passes wrote, read with the project's own trace loader (no Spark):
     version -> list of (path, trace)."""
-    from kgc.properties.traces import load_many
+    from kgc.engine.traces import load_many
 
     corpus, _, versions, _ = ci
     by_version: dict[str, list] = {}

@@ -12,10 +12,10 @@ from collections import Counter
 
 import kgc.model.checker
 import pytest
+from kgc.engine.traces import dumps_jsonl
 from kgc.pipeline import recheck
 from kgc.pipeline.convert import parse_lines
 from kgc.pipeline.synthetic import make_trace
-from kgc.properties.traces import dumps_jsonl
 
 
 def _row(trace):
@@ -30,7 +30,7 @@ def test_the_fold_calls_the_checker_the_suite_uses():
 
 
 def test_fold_finds_the_divergence_the_checker_finds():
-    from kgc.properties.models import model_from_manifest
+    from kgc.engine.registry import model_from_manifest
 
     trace = make_trace(7, divergence_rate=1.0)  # one response replaced, verdict re-recorded
     direct = kgc.model.checker.check(

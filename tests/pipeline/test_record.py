@@ -23,8 +23,8 @@ def _trace(seed: int):
 
 def test_a_recorded_trace_lands_in_the_corpus_layout_and_reads_back(tmp_path):
     from kgc.conformance.suite import record_trace
+    from kgc.engine.traces import load
     from kgc.pipeline.convert import parse_file
-    from kgc.properties.traces import load
 
     trace = _trace(7)
     path = record_trace(trace, tmp_path)

@@ -71,7 +71,7 @@ def test_matrix_per_version_and_request_type(report):
 
 
 def test_divergences_grouped_by_signature_with_a_replayable_example(report):
-    from kgc.properties.traces import load
+    from kgc.engine.traces import load
 
     _, data = report
     (group,) = data["divergence_groups"]
@@ -89,7 +89,7 @@ def test_divergences_grouped_by_signature_with_a_replayable_example(report):
 
 
 def test_coverage_cells_reached_and_never_reached(report):
-    from kgc.properties.coverage import universe
+    from kgc.engine.coverage import universe
 
     _, data = report
     cov = data["coverage"]

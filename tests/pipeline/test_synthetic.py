@@ -4,8 +4,8 @@ own trace loader."""
 from __future__ import annotations
 
 import pytest
+from kgc.engine.traces import dumps_jsonl
 from kgc.pipeline.synthetic import make_trace
-from kgc.properties.traces import dumps_jsonl
 
 
 def test_same_seed_same_bytes_different_seed_different_trace():
@@ -14,7 +14,7 @@ def test_same_seed_same_bytes_different_seed_different_trace():
 
 
 def test_a_synthetic_trace_passes_kgc_analyze(tmp_path):
-    from kgc.properties.traces import load, save
+    from kgc.engine.traces import load, save
 
     from kgc.cli_analyze import analyze_trace
 

@@ -13,10 +13,10 @@ import random
 
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
+from kgc.engine.registry import build
+from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
 from kgc.properties.machine import SuiteContext, machine_for
-from kgc.properties.models import build
-from kgc.properties.target import ModelTarget
 
 RECORD = {
     "profile": "kafka-4.x",

@@ -17,13 +17,13 @@ from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from kgc.conformance.minimize import diverging_request, minimize
 from kgc.conformance.suite import hypothesis_settings
+from kgc.engine.broken import broken
+from kgc.engine.loop import Engine
+from kgc.engine.registry import build
+from kgc.engine.traces import Trace, new_manifest, result_of
 from kgc.model.checker import CheckerConfig
 from kgc.model.commands import DescribeGroups, JoinGroup, Protocol, Tick
-from kgc.properties.broken import broken
-from kgc.properties.engine import Engine
 from kgc.properties.machine import DivergenceError, SuiteContext, machine_for
-from kgc.properties.models import build
-from kgc.properties.traces import Trace, new_manifest, result_of
 
 from tests.properties.test_search_reach import RECORD, _KafkaLike
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from kgc.conformance.suite import hypothesis_settings
+from kgc.engine.broken import VARIANTS, broken, real_model
+from kgc.engine.registry import build
+from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
-from kgc.properties.broken import VARIANTS, broken, real_model
 from kgc.properties.machine import DivergenceError, SuiteContext, machine_for
-from kgc.properties.models import build
-from kgc.properties.target import ModelTarget
 
 RECORD = {
     "profile": "kafka-4.x",

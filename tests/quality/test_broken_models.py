@@ -1,6 +1,6 @@
 """Quality: the differential suite catches deliberately broken models against a real broker.
 
-Each variant (``kgc.properties.broken``) breaks one rule of the reference model. With it in force,
+Each variant (``kgc.engine.broken``) breaks one rule of the reference model. With it in force,
 the suite runs against the session broker and must (1) report a divergence — not pass, not
 "flaky", (2) save a shrunk trace of at most 10 commands, and (3) that trace, replayed against the
 broker with the variant still in force, must fail again at the same request. Without the variant the
@@ -16,10 +16,10 @@ import pytest
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
 from kgc.conformance.suite import run_suite
+from kgc.engine.broken import broken
+from kgc.engine.traces import load, render
 from kgc.model.history import Invoke, Receive
-from kgc.properties.broken import broken
 from kgc.properties.machine import TOPIC_PARTITIONS
-from kgc.properties.traces import load, render
 
 from kgc.cli_replay import _topic_of, replay_one
 

@@ -22,10 +22,14 @@ import json
 import secrets
 
 import pytest
+from kgc.conformance.broker_target import BrokerTarget
 from kgc.conformance.brokerconfig import facts
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
-from kgc.conformance.target import BrokerTarget
+from kgc.engine.broken import broken
+from kgc.engine.loop import Engine
+from kgc.engine.registry import build, model_manifest
+from kgc.engine.traces import Trace, render, result_of
 from kgc.model.commands import (
     Assignment,
     DescribeGroups,
@@ -35,10 +39,6 @@ from kgc.model.commands import (
     SyncGroup,
     Tick,
 )
-from kgc.properties.broken import broken
-from kgc.properties.engine import Engine
-from kgc.properties.models import build, model_manifest
-from kgc.properties.traces import Trace, render, result_of
 
 
 def _history(topic: str) -> list:

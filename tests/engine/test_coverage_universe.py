@@ -1,6 +1,6 @@
 """The coverage universe leaves out exactly the cells the model can never reach.
 
-``kgc.properties.coverage`` drops from the denominator the Dead cells (the model has no Dead
+``kgc.engine.coverage`` drops from the denominator the Dead cells (the model has no Dead
 state) and the cells the classic-group rules rule out (``IMPOSSIBLE_BY_RULE``: e.g. a valid
 Heartbeat in Stable is never ``REBALANCE_IN_PROGRESS``). If a model change made one of those
 reachable, the universe would silently under-count: so the state machine is driven against the
@@ -14,8 +14,7 @@ import random
 
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
-from kgc.model.checker import CheckerConfig
-from kgc.properties.coverage import (
+from kgc.engine.coverage import (
     ERRORS_BY_REQUEST,
     GROUP_STATES,
     NEEDS_SETUP,
@@ -23,9 +22,10 @@ from kgc.properties.coverage import (
     summarise,
     universe,
 )
+from kgc.engine.registry import build
+from kgc.engine.target import ModelTarget
+from kgc.model.checker import CheckerConfig
 from kgc.properties.machine import SuiteContext, machine_for
-from kgc.properties.models import build
-from kgc.properties.target import ModelTarget
 
 CONFIG = {"group_min_session_timeout_ms": 500, "group_initial_rebalance_delay_ms": 0}
 

@@ -72,7 +72,7 @@ def _patched(module: Any, name: str, new: Callable[..., Any]) -> Callable[[], No
 @contextmanager
 def real_model() -> Iterator[None]:
     """Suspend every variant in force for the block: the unbroken model answers. A model-only
-    quality test wraps its :class:`~kgc.properties.target.ModelTarget` calls in this, so the
+    quality test wraps its :class:`~kgc.engine.target.ModelTarget` calls in this, so the
     *target* behaves like Kafka while the checker holds it to the broken variant."""
     active = list(_ACTIVE)
     for sites in reversed(active):

@@ -2,7 +2,7 @@
 
 A *target* answers group-protocol requests for one group. The engine talks to it only through
 :class:`Target`: ``send`` a request (never blocks), ``poll`` for the responses that arrived,
-read the target's clock. The real broker target lives in ``kgc.conformance.target``;
+read the target's clock. The real broker target lives in ``kgc.conformance.broker_target``;
 :class:`ModelTarget`
 here answers from the reference model itself, on a virtual clock, so the engine, the state machine
 and the trace tooling can run and be tested with no broker (and synthetic corpora can be made).

@@ -38,8 +38,8 @@ from typing import Any
 
 from kgc.conformance import wire
 from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
+from kgc.engine.target import Arrival
 from kgc.model.commands import Request
-from kgc.properties.target import Arrival
 
 # dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
 # (groupInstanceId-UUID, both versions' coordinators), the machine's instance ids being cK-instance

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from kgc.engine.loop import Engine, EngineConfig
+from kgc.engine.target import Arrival
 from kgc.model.checker import CheckerConfig, check
 from kgc.model.commands import (
     DescribeGroups,
@@ -30,8 +32,6 @@ from kgc.model.commands import (
     Response,
 )
 from kgc.model.history import Invoke, Quiet, Receive
-from kgc.properties.engine import Engine, EngineConfig
-from kgc.properties.target import Arrival
 
 JOINED = JoinGroupResponse(error="NONE", generation_id=1, member_id="c1-1", leader="c1-1")
 STABLE = DescribeGroupsResponse(error="NONE", group_state="Stable")

@@ -57,9 +57,9 @@ class Trace:
 
     def commands_with_faults(self) -> list[Any]:
         """Commands and nemesis actions, in order: what ``kgc replay`` re-sends."""
+        from kgc.engine.loop import FaultStep
         from kgc.model.commands import Tick as TickCommand
         from kgc.model.history import Fault
-        from kgc.properties.engine import FaultStep
 
         out: list[Any] = []
         for e in self.events:

@@ -48,11 +48,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgc.engine.target import Arrival, Target
 from kgc.model.checker import Checker, CheckerConfig, Divergence, Model
 from kgc.model.commands import Command, Request, Response, Tick
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
 from kgc.model.history import Tick as TickEvent
-from kgc.properties.target import Arrival, Target
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
