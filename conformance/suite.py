@@ -21,7 +21,7 @@ version — can record into one folder. The recorded ``manifest.model`` is the m
 broker's facts gave; a custom ``model_factory`` (quality tests) is not named in it, so re-checking
 such a recording with the real model may rightly disagree with its recorded verdict.
 
-Settings profiles (DESIGN-NOTES.md, "Hypothesis against a live system"): steps are slow next to
+Settings profiles (docs/design-notes.md, "Hypothesis against a live system"): steps are slow next to
 pure code, so ``deadline=None``, a bounded ``stateful_step_count``, and the too-slow health checks
 relaxed — for broker runs only.
 """

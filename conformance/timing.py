@@ -3,7 +3,7 @@
 The model fires a timer exactly at its deadline; a broker fires it a little later (the request is
 processed after we stamp it, the timer thread has a granularity, the machine is busy). The checker
 allows a timer to fire anywhere in ``[deadline - early_ms, deadline + late_ms]`` as seen from the
-client, so ``late_ms`` must cover the lateness actually observed (DESIGN-NOTES.md, "Time").
+client, so ``late_ms`` must cover the lateness actually observed (docs/design-notes.md, "Time").
 
 Two timers are measured, each through a response whose arrival *is* the timer firing:
 
@@ -14,7 +14,7 @@ Two timers are measured, each through a response whose arrival *is* the timer fi
   timeout, and stops heartbeating; B's pending JoinGroup completes as soon as A's session expires.
   Lateness = B's answer time − (A's last heartbeat send time + session timeout).
 
-Numbers from these runs are in CONTRIBUTING.md ("Timing tolerance"); ``kgc bench timing`` repeats
+Numbers from these runs are in docs/design-notes.md ("Time"); ``kgc bench timing`` repeats
 them on any machine.
 """
 

@@ -1,6 +1,6 @@
 """The engine: one driver loop that sends commands to a target, records the history, and checks it.
 
-Per step (DESIGN-NOTES.md, "Requests that stay pending"):
+Per step (docs/design-notes.md, "Requests that stay pending"):
 
 0. Let the target get ready for the client (``prepare``, optional: a broker target opens the
    client's connection), then read whatever has already arrived (a zero-timeout poll) and record
@@ -15,14 +15,12 @@ Per step (DESIGN-NOTES.md, "Requests that stay pending"):
    divergence — reported as such, never as a test timeout.
 3. Record ``Quiet(now)``: nothing else was read.
 
-Order at the broker. The model applies requests in the order they were sent. A broker applies
-two requests from different connections in either order when they are sent close together
-(measured on Kafka 4.3.1 under load, a JoinGroup that parks followed by another client's
-JoinGroup: reordered in 18/60 trials 0 ms apart, 17/60 at 1 ms, 11/60 at 2 ms, 0/60 at 5, 10 and
-20 ms; one reorder seen in the suite at a 5.1 ms gap). An answered request was applied before its
-answer was read; for one still unanswered the engine waits, before sending another request, until
-it has been out ``settle_ms`` (20 ms, four times the largest reordering gap seen) — only then, and
-only that long, so steps whose requests are answered cost no waiting.
+Order at the broker. The model applies requests in send order; a broker may apply two requests
+from different connections in the other order when they are sent close together (measured:
+docs/design-notes.md, "Order at the broker"). An answered request was applied before its answer
+was read; for one still unanswered the engine waits, before sending another request, until it has
+been out ``settle_ms`` (20 ms) — only then, and only that long, so steps whose requests are
+answered cost no waiting.
 
 Why the step need not listen longer (``quiet_ms = 0``). A response the engine has not waited for
 is not lost: it stays in the socket, and the next step's read (0., or the polling inside a tick)

@@ -67,7 +67,7 @@ class Model(Protocol[S]):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckerConfig:
-    early_ms: float = 20.0  # CONTRIBUTING.md, "Timing tolerance": measured, not guessed
+    early_ms: float = 20.0  # docs/design-notes.md, "Time": measured, not guessed
     late_ms: float = 100.0
     latency_bound_ms: float = 3000.0
     max_states: int = 4096

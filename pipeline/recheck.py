@@ -5,7 +5,7 @@ as one row of the ``traces`` dataset (events in recorded order), so the fold is 
 over rows — a mapPartitions with no shuffle. For each history it calls
 :func:`kgc.model.checker.check` — the same function the pytest suite calls — on the events decoded
 by :func:`kgc.model.history.event_from_json`, with the model and checker tolerances named in the
-trace's manifest. No broker is involved (Jepsen's ``analyze``; DESIGN-NOTES.md).
+trace's manifest. No broker is involved (Jepsen's ``analyze``; docs/design-notes.md).
 
 The fold emits one *facts* row per history (``schema.FACTS``): the re-check verdict next to the
 recorded one, the divergence (first diverging event, what the model allowed, what was observed,

@@ -212,17 +212,11 @@ class GroupMachine(RuleBasedStateMachine):
             last, self._last_sender = self._last_sender, command.client
             if last is not None and last != command.client and not self._idle(last):
                 # The previous request, another client's, is parked: nothing to wait for says the
-                # broker has handled it. Requests on two connections can be handled in either
-                # order (a network thread per connection, racing request handler threads), while
-                # the model takes them in send order — so let ``SETTLE_MS`` pass first, recorded
-                # as a Tick so a replay keeps the spacing. Seen without it: a JoinGroup sent 1 ms
-                # after another client's parked rejoin was answered as if it came first (4.3.1;
-                # reordered 18/60 at 0 ms, 11/60 at 2 ms, 0/60 at 5-20 ms apart). With 20 ms it
-                # was seen once in 13 ci runs under heavy load (3.9.2, seed 2); a 100 ms tick
-                # (the checker's late_ms) avoided that but left quality traces unshrinkable below
-                # 13-16 commands in CI (6-7 with 20 ms). The reorders left are the model's to
-                # allow: the suite's model branches on the order of two clients' requests sent
-                # within ``REORDER_WINDOW_MS`` (``engine/registry.py``).
+                # broker has handled it, and requests on two connections can be handled in either
+                # order while the model takes them in send order. So let ``SETTLE_MS`` pass first,
+                # recorded as a Tick so a replay keeps the spacing; the reorders left are the
+                # model's to allow (``REORDER_WINDOW_MS``). Measurements, and why 20 ms and not
+                # 100 ms: docs/design-notes.md, "Order at the broker".
                 self._run(Tick(ms=SETTLE_MS))
                 self._last_sender = command.client
         ctx = self.context
@@ -750,7 +744,7 @@ class GroupMachine(RuleBasedStateMachine):
         """Let time run to just before or just after a deadline the model has pending — of any
         kind, or of one kind: a member's session (``heartbeat``), the join phase, the sync
         deadline. Liveness rules are exercised on purpose, while the tick still lands clearly
-        outside the checker's tolerance window (DESIGN-NOTES.md, "Time")."""
+        outside the checker's tolerance window (docs/design-notes.md, "Time")."""
         self._tick_to(kind=kind, which=which, side=side)
 
     def _tick_to(self, *, kind: str, which: int, side: str) -> None:
