@@ -41,13 +41,6 @@ def diverging_request(engine_or_trace_events: Sequence[Any], event: Any) -> str:
     return str(getattr(event, "kind", type(event).__name__))
 
 
-def _checker_config(trace: Trace) -> CheckerConfig:
-    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
-    return CheckerConfig(
-        **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
-    )
-
-
 def minimize(
     trace: Trace,
     *,
@@ -63,7 +56,7 @@ def minimize(
     if "index" not in original or any(e.kind == "fault" for e in trace.events):
         return trace  # nothing to keep, or faults: minimised by Hypothesis only
     want = diverging_request(trace.events, trace.events[original["index"]])
-    cfg = _checker_config(trace)
+    cfg = CheckerConfig.from_manifest(trace.manifest)
 
     def attempt(commands: list[Any]) -> tuple[Engine, str] | None:
         group_id = f"{group_prefix}{secrets.token_hex(4)}"

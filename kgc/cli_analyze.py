@@ -29,11 +29,7 @@ def analyze_trace(trace, model=None) -> tuple[str, object]:  # noqa: ANN001
 
     if model is None:
         model = model_from_manifest(trace.manifest)
-    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
-    cfg = CheckerConfig(
-        **{k: v for k, v in (trace.manifest.get("checker") or {}).items() if k in known}
-    )
-    divergence = check(model, trace.events, cfg)
+    divergence = check(model, trace.events, CheckerConfig.from_manifest(trace.manifest))
     return ("pass" if divergence is None else "divergence"), divergence
 
 

@@ -27,8 +27,8 @@ The model stays pure: it never reads a clock; ``t`` always comes from the histor
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, Protocol, TypeVar
 
 from kgc.model.commands import Request, Response
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
@@ -71,6 +71,14 @@ class CheckerConfig:
     late_ms: float = 100.0
     latency_bound_ms: float = 3000.0
     max_states: int = 4096
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any]) -> CheckerConfig:
+        """The tolerances a trace's manifest records under ``checker`` (defaults for those it
+        leaves out; keys this kgc does not know are ignored, so an older or newer trace reads)."""
+        given: Mapping[str, Any] = manifest.get("checker") or {}
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in given.items() if k in known})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -51,13 +51,6 @@ def model_for(manifest: Mapping[str, Any]) -> Model[Any]:
     return model_from_manifest(dict(manifest))
 
 
-def checker_config(manifest: Mapping[str, Any]) -> CheckerConfig:
-    """The manifest's checker tolerances (unknown keys ignored, as ``kgc analyze`` does)."""
-    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
-    given = manifest.get("checker") or {}
-    return CheckerConfig(**{k: v for k, v in given.items() if k in known})
-
-
 def group_state_name(model: Any, state: Any) -> str | None:
     """Kafka's name of the group state a model state is in (``Stable``, …), if the model says."""
     fn = getattr(model, "group_state", None)
@@ -210,7 +203,7 @@ def fold(row: Mapping[str, Any], *, recheck: bool = True) -> dict[str, Any]:
             ]
             manifest = json.loads(row["manifest_json"])
             model = _Observing(model_for(manifest))
-            divergence = check(model, events, checker_config(manifest))
+            divergence = check(model, events, CheckerConfig.from_manifest(manifest))
         except ModelUnavailable as exc:
             out["recheck_verdict"] = "not run"
             out["recheck_error"] = str(exc)

@@ -202,7 +202,7 @@ def _plant(trace: Any, rng: random.Random) -> bool:
     """Replace one recorded response's error with another; re-check for the honest verdict."""
     from kgc.engine.registry import model_from_manifest
     from kgc.engine.traces import result_of_divergence
-    from kgc.model.checker import check
+    from kgc.model.checker import CheckerConfig, check
     from kgc.model.history import Receive
 
     receives = [
@@ -218,20 +218,13 @@ def _plant(trace: Any, rng: random.Random) -> bool:
     trace.events[i] = dataclasses.replace(
         event, response=dataclasses.replace(event.response, error=other)
     )
-    config = _checker_config(trace.manifest)
+    config = CheckerConfig.from_manifest(trace.manifest)
     divergence = check(model_from_manifest(trace.manifest), trace.events, config)
     if divergence is None:
         trace.result = {**(trace.result or {}), "verdict": "pass", "divergence": None}
     else:
         trace.result = result_of_divergence(trace, divergence)
     return True
-
-
-def _checker_config(manifest: dict[str, Any]) -> Any:
-    from kgc.model.checker import CheckerConfig
-
-    known = {"early_ms", "late_ms", "latency_bound_ms", "max_states"}
-    return CheckerConfig(**{k: v for k, v in (manifest.get("checker") or {}).items() if k in known})
 
 
 def make_trace(

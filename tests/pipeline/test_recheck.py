@@ -33,9 +33,8 @@ def test_fold_finds_the_divergence_the_checker_finds():
     from kgc.engine.registry import model_from_manifest
 
     trace = make_trace(7, divergence_rate=1.0)  # one response replaced, verdict re-recorded
-    direct = kgc.model.checker.check(
-        model_from_manifest(trace.manifest), trace.events, recheck.checker_config(trace.manifest)
-    )
+    config = kgc.model.checker.CheckerConfig.from_manifest(trace.manifest)
+    direct = kgc.model.checker.check(model_from_manifest(trace.manifest), trace.events, config)
     facts = recheck.fold(_row(trace))
     assert direct is not None
     assert (facts["recheck_verdict"], facts["divergence_index"]) == ("divergence", direct.index)
