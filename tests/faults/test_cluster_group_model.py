@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kgc.engine.broken import broken
 from kgc.model import commands as m
-from kgc.model.checker import CheckerConfig, check
+from kgc.model.checker import CheckerConfig, Divergence, check
 from kgc.model.cluster_group import ClusterGroupModel, ClusterGroupState
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
 from kgc.model.profiles import GroupConfig
@@ -142,15 +143,44 @@ def fetch(client: str) -> m.OffsetFetch:
     )
 
 
-def run(h: History, model: ClusterGroupModel | None = None) -> object:
+def fetched(offset: int) -> m.OffsetFetchResponse:
+    return m.OffsetFetchResponse(
+        error="NONE", partitions=(m.FetchedOffset(topic="t", partition=0, offset=offset),)
+    )
+
+
+def run(h: History, model: ClusterGroupModel | None = None) -> Divergence | None:
     return check(model or ClusterGroupModel(CONFIG), h.events, CheckerConfig())
+
+
+def kill_then_recover(h: History) -> None:
+    """A failover as a consumer sees it: the coordinator (node 1) is killed, c1's request to it
+    is never answered, FindCoordinator names node 2, which first answers as a node still taking
+    the group over (``NOT_COORDINATOR``, then ``COORDINATOR_LOAD_IN_PROGRESS`` while it loads);
+    c2 rediscovers too. Every later answer comes from the reloaded group."""
+    h.fault("kill", 1)
+    h.call(heartbeat("c1", "c1-1", 1), None)  # its connection goes to the dead node
+    h.call(find("c1"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NOT_COORDINATOR"))
+    h.call(fetch("c1"), m.OffsetFetchResponse(error="COORDINATOR_LOAD_IN_PROGRESS"))
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
 
 
 def test_without_faults_the_history_is_the_classic_one() -> None:
     h = stable_group_with_commit()
     h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+    h.call(heartbeat("c1", "c1-1", 0), m.HeartbeatResponse(error="ILLEGAL_GENERATION"))
+    h.call(fetch("c1"), fetched(5))
     h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=1))
     assert run(h) is None
+
+
+def test_routing_error_without_a_fault_is_a_divergence() -> None:
+    # nothing happened to the coordinator: NOT_COORDINATOR has no excuse
+    h = stable_group_with_commit()
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NOT_COORDINATOR"))
+    divergence = run(h)
+    assert divergence is not None and divergence.event == h.events[-2]  # the answer
 
 
 def test_killed_coordinator_old_connection_gets_nothing_and_others_say_not_coordinator() -> None:
@@ -308,3 +338,156 @@ def test_ids_the_clients_never_saw_die_with_the_coordinator() -> None:
         after_ms=100,
     )
     assert run(h) is None
+
+
+def test_generation_members_and_offsets_survive_a_kill_as_a_consumer_sees_it() -> None:
+    # c1 commits 9 (acknowledged), the coordinator dies; after the routing and loading answers the
+    # new coordinator answers from the reloaded group: generation 1, both members, offset 9.
+    h = stable_group_with_commit()
+    h.call(commit("c1", "c1-1", 1, 9), commit_answer("NONE"))
+    kill_then_recover(h)
+    h.call(commit("c1", "c1-1", 1, 9), commit_answer("NONE"))  # generation-checked: loaded
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))
+    h.call(heartbeat("c2", "c2-1", 0), m.HeartbeatResponse(error="ILLEGAL_GENERATION"))
+    h.call(fetch("c2"), fetched(9))
+    h.call(
+        m.DescribeGroups(client="c2", version=5),
+        m.DescribeGroupsResponse(
+            error="NONE",
+            group_state="Stable",
+            protocol_type="consumer",
+            protocol_data="range",
+            members=(
+                m.DescribedMember(member_id="c1-1", assignment="a1"),
+                m.DescribedMember(member_id="c2-1", assignment="a2"),
+            ),
+        ),
+    )
+    assert run(h) is None
+
+
+def test_acknowledged_commit_lost_after_failover_is_a_divergence() -> None:
+    # the commit of 9 was acknowledged, so every in-sync replica has it: fetching 5 is wrong
+    h = stable_group_with_commit()
+    h.call(commit("c1", "c1-1", 1, 9), commit_answer("NONE"))
+    kill_then_recover(h)
+    h.call(fetch("c2"), fetched(5))
+    divergence = run(h)
+    assert divergence is not None and divergence.event == h.events[-2]  # the fetch's answer
+
+
+def test_commit_in_flight_at_the_kill_may_or_may_not_survive() -> None:
+    # the commit of 9 was written to the log or not when the coordinator died; its answer never
+    # came, so either offset may be read back after the failover, and nothing else
+    for survivor, ok in ((5, True), (9, True), (7, False)):
+        h = stable_group_with_commit()
+        h.call(commit("c1", "c1-1", 1, 9), None)  # no answer before the kill
+        kill_then_recover(h)
+        h.call(fetch("c2"), fetched(survivor))
+        assert (run(h) is None) == ok, survivor
+
+
+def test_a_contradicting_answer_after_the_group_answered_from_the_new_coordinator() -> None:
+    # once node 2 has answered from the reloaded group (a generation-checked commit), it serves
+    # the group: an answer contradicting the loaded state, and a loading answer, are divergences
+    def served() -> History:
+        h = stable_group_with_commit()
+        kill_then_recover(h)
+        h.call(commit("c1", "c1-1", 1, 9), commit_answer("NONE"))
+        return h
+
+    h = served()
+    h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h) is None
+    h = served()
+    h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="UNKNOWN_MEMBER_ID"))
+    divergence = run(h)
+    assert divergence is not None and divergence.event == h.events[-2]
+    h = served()
+    h.call(fetch("c1"), m.OffsetFetchResponse(error="COORDINATOR_LOAD_IN_PROGRESS"))
+    divergence = run(h)
+    assert divergence is not None and divergence.event == h.events[-2]
+
+
+def test_a_zombie_answers_from_memory_not_from_a_reload() -> None:
+    # the paused coordinator resumes and answers c1 from the group it held: that answer is
+    # explained even by a model whose new coordinator forgets the generation on load
+    h = stable_group_with_commit()
+    h.fault("pause", 1)
+    h.fault("resume", 1, settle_ms=400)
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h) is None
+    with broken("failover-forgets-generation"):
+        assert run(h) is None
+
+
+def test_zombie_cannot_commit() -> None:
+    # the resumed old coordinator can no longer write: its answer to a commit is NOT_COORDINATOR
+    # (and it unloads the group); the failed commit left nothing behind
+    h = stable_group_with_commit()
+    h.fault("pause", 1)
+    h.fault("resume", 1, settle_ms=400)
+    h.call(commit("c1", "c1-1", 1, 11), commit_answer("NOT_COORDINATOR"))
+    h.call(find("c1"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(fetch("c1"), fetched(5))
+    assert run(h) is None
+    accepted = stable_group_with_commit()
+    accepted.fault("pause", 1)
+    accepted.fault("resume", 1, settle_ms=400)
+    accepted.call(commit("c1", "c1-1", 1, 11), commit_answer("NONE"))
+    divergence = run(accepted)
+    assert divergence is not None and divergence.event == accepted.events[-2]
+
+
+def test_a_join_after_failover_gets_the_classic_answer() -> None:
+    # the reloaded group is a classic group: a follower rejoining a Stable group with unchanged
+    # metadata gets the current generation at once (no rebalance), a new member the KIP-394
+    # handshake; a join answered as if the generation were lost diverges
+    join = dict(session_timeout_ms=SESSION, rebalance_timeout_ms=SESSION, protocols=PROTOCOLS)
+
+    def rejoined(generation_id: int) -> History:
+        h = stable_group_with_commit()
+        kill_then_recover(h)
+        h.call(
+            m.JoinGroup(client="c2", member_id="c2-1", version=3, **join),
+            m.JoinGroupResponse(
+                error="NONE",
+                generation_id=generation_id,
+                protocol_name="range",
+                leader="c1-1",
+                member_id="c2-1",
+            ),
+        )
+        return h
+
+    h = rejoined(1)
+    h.call(find("c3"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    h.call(
+        m.JoinGroup(client="c3", version=4, **join),
+        m.JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c3-1"),
+    )
+    assert run(h) is None
+    h = rejoined(2)
+    divergence = run(h)
+    assert divergence is not None and divergence.event == h.events[-2]
+
+
+def test_sessions_expire_after_load_as_in_a_classic_group() -> None:
+    # loaded members' sessions start when loading ends; after more than a session of silence
+    # both have expired, the group is Empty, and a heartbeat is answered UNKNOWN_MEMBER_ID
+    def silent(answer: str) -> History:
+        h = stable_group_with_commit()
+        kill_then_recover(h)
+        h.call(commit("c1", "c1-1", 1, 9), commit_answer("NONE"))
+        h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error=answer), after_ms=15_000)
+        return h
+
+    h = silent("UNKNOWN_MEMBER_ID")
+    h.call(
+        m.DescribeGroups(client="c1", version=5),
+        m.DescribeGroupsResponse(error="NONE", group_state="Empty", protocol_type="consumer"),
+    )
+    assert run(h) is None
+    h = silent("NONE")
+    divergence = run(h)
+    assert divergence is not None and divergence.event == h.events[-2]

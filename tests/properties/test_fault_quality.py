@@ -7,10 +7,12 @@ counterexample to the few steps that matter.
   accepted before. The real rules keep it; a variant that accepts stale epochs breaks it, and the
   shrunk sequence is the zombie story: elect, pause, expire, elect another, tell a broker, resume,
   the zombie talks.
-* Coordinator failover: the correct :class:`~kgc.model.failover.FailoverModel` plays the broker
-  (answering as a real coordinator would once loaded) and produces a history; the checker folds it
-  with a variant that forgets the persisted generation on load. It diverges, and the shrunk
-  sequence is the coordinator's death followed by one request the new coordinator answers.
+* Coordinator failover: the correct :class:`~kgc.model.cluster_group.ClusterGroupModel` plays the
+  broker (answering as a real coordinator would once loaded) for a Stable group and two consumers
+  that rediscover the coordinator as Kafka's clients do, and produces a history; the checker folds
+  it with the variant ``failover-forgets-generation`` (a new coordinator loads the group at
+  generation 0). It diverges, and the shrunk sequence is the coordinator's death followed by one
+  request the new coordinator answers.
 """
 
 from __future__ import annotations
@@ -21,13 +23,22 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, find, given, settings, target
 from hypothesis import strategies as st
+from kgc.engine.broken import broken
 from kgc.model.checker import check
+from kgc.model.cluster_group import ClusterGroupModel, ClusterGroupState
 from kgc.model.commands import (
+    Assignment,
     DescribeGroups,
+    FindCoordinator,
+    FindCoordinatorResponse,
     Heartbeat,
+    JoinGroup,
     OffsetCommit,
     OffsetFetch,
+    Protocol,
     Request,
+    Response,
+    SyncGroup,
     TopicPartition,
     TopicPartitionOffset,
 )
@@ -38,16 +49,9 @@ from kgc.model.controller import (
     ZkControllerRules,
     zk_cluster,
 )
-from kgc.model.failover import (
-    ROUTING_ERRORS,
-    FailoverModel,
-    FailoverRules,
-    FailoverState,
-    GroupRecord,
-    LoadedGroup,
-    PersistedMember,
-)
+from kgc.model.coordinator import needs_rediscovery
 from kgc.model.history import Event, Fault, Invoke, Receive
+from kgc.model.profiles import GroupConfig
 
 pytestmark = pytest.mark.quality
 
@@ -153,32 +157,27 @@ def test_stale_epoch_acceptance_is_caught_and_shrunk() -> None:
 # ===================================================================================== failover
 
 TOPIC = "t"
-RECORD = GroupRecord(
-    generation_id=4,
-    protocol_name="range",
-    leader="c1-1",
-    members=tuple(
-        PersistedMember(
-            member_id=f"{c}-1",
-            assignment=f"a-{c}",
-            session_timeout_ms=60_000,
-            rebalance_timeout_ms=60_000,
-        )
-        for c in ("c1", "c2")
-    ),
-)
 COORDINATOR = 2
+CONFIG = GroupConfig(
+    group_id="kgc-quality",
+    offsets_topic_num_partitions=1,
+    offsets_partition_leaders=(COORDINATOR,),
+    node_ids=(1, 2, 3),
+    group_initial_rebalance_delay_ms=0,
+)
+SESSION_MS = 60_000
+GENERATION = 1
 
 
 def command(kind: str, client: str, value: int) -> Request:
     member = f"{client}-1"
     if kind == "heartbeat":
-        return Heartbeat(client=client, member_id=member, generation_id=4, version=4)
+        return Heartbeat(client=client, member_id=member, generation_id=GENERATION, version=4)
     if kind == "commit":
         return OffsetCommit(
             client=client,
             member_id=member,
-            generation_id=4,
+            generation_id=GENERATION,
             offsets=(TopicPartitionOffset(topic=TOPIC, partition=0, offset=value),),
             version=8,
         )
@@ -207,73 +206,166 @@ failover_steps = st.lists(
 )
 
 
-class ForgetsGeneration(FailoverRules):
-    """Deliberately broken: loading forgets the persisted generation and members."""
+class Simulation:
+    """The correct model as the broker, and two consumers: a deterministic history.
 
-    def load(self, record: GroupRecord, at_ms: float) -> LoadedGroup:
-        return super().load(GroupRecord(generation_id=0), at_ms)
+    The broker's choices: once loading can have ended, it has; the new coordinator is the lowest
+    running node; a request is answered from the group where the model allows it; every emitted
+    answer reaches its client at once. A consumer sends FindCoordinator before a request when its
+    coordinator is stopped or its last answer asked for rediscovery (Kafka's
+    ``AbstractCoordinator``)."""
+
+    def __init__(self) -> None:
+        self.model = ClusterGroupModel(CONFIG)
+        self.state: ClusterGroupState = self.model.initial()
+        self.events: list[Event] = []
+        self.t = 0.0
+        self.rid = 0
+        self.rediscover: set[str] = set()
+        self.paused: set[int] = set()
+
+    def advance(self, ms: float) -> None:
+        self.t += ms
+        worlds = list(self.model.advance(self.state, must_until=self.t, may_until=self.t))
+        self.state = next((s for s in worlds if s.phase == "serving"), worlds[0])
+
+    def send(self, request: Request) -> None:
+        rid = self.rid
+        self.rid += 1
+        options = self.model.invoke(self.state, request_id=rid, command=request, at_ms=self.t)
+        self.state = min(options, key=lambda s: self._rank(s, rid))
+        self.events.append(
+            Invoke(step=len(self.events), at_ms=self.t, request_id=rid, command=request)
+        )
+
+    def deliver(self) -> None:
+        for rid, (response, _) in sorted(self.model.outbox(self.state).items()):
+            self.events.append(
+                Receive(step=len(self.events), at_ms=self.t + 1, request_id=rid, response=response)
+            )
+            self.state = self.model.deliver(self.state, rid)
+            self._learn(rid, response)
+
+    def call(self, request: Request, *, after_ms: float = 100.0) -> None:
+        client = request.client
+        if client in self.rediscover or self.state.route(client) in self.state.stopped:
+            self.advance(after_ms)
+            self.send(FindCoordinator(client=client, version=3))
+            self.deliver()
+            after_ms = 5.0
+        self.advance(after_ms)
+        self.send(request)
+        self.deliver()
+
+    def fault(self, action: str, node: int) -> None:
+        """Perform a nemesis action if it is possible: at most one node down (so a replica is
+        always left to move to), resume only a paused node, restart only a killed one."""
+        stopped = self.state.stopped
+        if action in ("kill", "pause") and stopped:
+            return
+        if action in ("resume", "restart") and node not in stopped:
+            return
+        if action == "resume" and node not in self.paused:
+            return
+        if action == "restart" and node in self.paused:
+            return
+        self.advance(100.0)
+        self.state = self.model.fault(self.state, action=action, node=node, at_ms=self.t)[0]
+        self.events.append(Fault(step=len(self.events), at_ms=self.t, action=action, node=node))
+        if action == "pause":
+            self.paused.add(node)
+        elif action == "resume":
+            self.paused.discard(node)
+
+    def _rank(self, state: ClusterGroupState, rid: int) -> int:
+        answer = self.model.outbox(state).get(rid)
+        if answer is None:
+            return 2
+        response: Response = answer[0]
+        if isinstance(response, FindCoordinatorResponse):
+            return 0 if response.node_id == state.coordinator else 1
+        served = state.phase == "serving" and any(o.request_id == rid for o in state.group.outbox)
+        return 0 if served else 1
+
+    def _learn(self, rid: int, response: Response) -> None:
+        request = next(
+            e.command for e in self.events if isinstance(e, Invoke) and e.request_id == rid
+        )
+        error = getattr(response, "error", None)
+        if error is None and getattr(response, "partitions", None):
+            error = response.partitions[0].error  # type: ignore[attr-defined]
+        if needs_rediscovery(str(error)):
+            self.rediscover.add(request.client)
+        elif isinstance(response, FindCoordinatorResponse):
+            self.rediscover.discard(request.client)
 
 
-def _served_first(options: list[FailoverState], rid: int) -> FailoverState:
-    """The broker's choice: once loaded, answer from the group (not a routing error)."""
-
-    def rank(s: FailoverState) -> tuple[int, int]:
-        answer = {r: resp for r, resp, _ in s.outbox}.get(rid)
-        error = getattr(answer, "error", None)
-        if answer is not None and hasattr(answer, "partitions") and error is None:
-            error = answer.partitions[0].error if answer.partitions else None
-        return (0 if answer is not None and error not in ROUTING_ERRORS else 1, 0)
-
-    return min(options, key=rank)
+def stable_group(sim: Simulation) -> None:
+    """c1 and c2 join at once (JoinGroup v3, no member-id handshake) and sync: generation 1,
+    leader c1-1."""
+    protocols = (Protocol(name="range", metadata="sub"),)
+    for client in ("c1", "c2"):
+        sim.send(
+            JoinGroup(
+                client=client,
+                session_timeout_ms=SESSION_MS,
+                rebalance_timeout_ms=SESSION_MS,
+                protocols=protocols,
+                version=3,
+            )
+        )
+    sim.advance(1.0)
+    sim.deliver()
+    assignments = tuple(Assignment(member_id=f"{c}-1", assignment=f"a-{c}") for c in ("c1", "c2"))
+    sim.call(
+        SyncGroup(
+            client="c1",
+            member_id="c1-1",
+            generation_id=GENERATION,
+            assignments=assignments,
+            version=4,
+        )
+    )
+    sim.call(SyncGroup(client="c2", member_id="c2-1", generation_id=GENERATION, version=4))
 
 
 def simulate(steps: Sequence[FStep]) -> list[Event]:
-    """The correct model as the broker: a deterministic history for ``steps``."""
-    model = FailoverModel(record=RECORD, coordinator=COORDINATOR, nodes=(1, 2, 3))
-    state = model.initial()
-    events: list[Event] = []
-    t = 0.0
-    rid = 0
+    """The correct model as the broker: a deterministic history for ``steps`` after the group
+    formed."""
+    sim = Simulation()
+    stable_group(sim)
     for kind, who, value in steps:
-        t += 100.0
-        advanced = list(model.advance(state, must_until=t, may_until=t))
-        state = next((s for s in advanced if s.phase == "loaded"), advanced[0])
         if who == "node":
-            options = list(model.fault(state, action=kind, node=value, at_ms=t))
-            if not options:
-                continue
-            state = options[-1]  # outstanding answers still delivered, commits durable
-            events.append(Fault(step=len(events), at_ms=t, action=kind, node=value))
-            continue
-        cmd = command(kind, who, value)
-        options = list(model.invoke(state, request_id=rid, command=cmd, at_ms=t))
-        state = _served_first(options, rid)
-        events.append(Invoke(step=len(events), at_ms=t, request_id=rid, command=cmd))
-        answer = model.outbox(state).get(rid)
-        if answer is not None:
-            events.append(
-                Receive(step=len(events), at_ms=t + 1, request_id=rid, response=answer[0])
-            )
-            state = model.deliver(state, rid)
-        rid += 1
-    return events
+            sim.fault(kind, value)
+        else:
+            sim.call(command(kind, who, value))
+    return sim.events
 
 
-def diverges(rules: FailoverRules | None, events: list[Event]) -> bool:
-    model = FailoverModel(record=RECORD, coordinator=COORDINATOR, nodes=(1, 2, 3), rules=rules)
-    return check(model, events) is not None
+def diverges(events: list[Event], variant: str | None = None) -> bool:
+    if variant is None:
+        return check(ClusterGroupModel(CONFIG), events) is not None
+    with broken(variant):
+        return check(ClusterGroupModel(CONFIG), events) is not None
+
+
+def test_the_simulated_group_forms() -> None:
+    answers = [e.response for e in simulate([]) if isinstance(e, Receive)]
+    assert [a.type for a in answers] == ["JoinGroupResponse"] * 2 + ["SyncGroupResponse"] * 2
+    assert all(a.error == "NONE" for a in answers), answers  # type: ignore[union-attr]
+    assert {a.generation_id for a in answers[:2]} == {GENERATION}  # type: ignore[union-attr]
 
 
 @given(failover_steps)
 @settings(max_examples=200, deadline=None)
 def test_correct_failover_model_explains_its_own_histories(steps: list[FStep]) -> None:
-    assert not diverges(None, simulate(steps))
+    assert not diverges(simulate(steps))
 
 
 def test_forgotten_generation_is_caught_and_shrunk() -> None:
     minimal: Any = find(
         failover_steps,
-        lambda s: diverges(ForgetsGeneration(), simulate(s)),
+        lambda s: diverges(simulate(s), "failover-forgets-generation"),
         settings=FIND,
     )
     # the coordinator dies (killed or paused), then one request is answered from the loaded group
