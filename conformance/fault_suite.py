@@ -22,14 +22,22 @@ keep their arrival times.
 
 Faults are injected only into a cluster whose provider says ``can_inject_faults`` (kgc started
 it): :class:`~kgc.conformance.nemesis.Nemesis` refuses any other with a one-line error.
+
+:func:`run_fault_suite` runs through the suite's one driver (``suite.run_suite``), passing these
+targets, the cluster-aware model, this machine and the nemesis as its ``Workload``; each example
+ends with ``Engine.finish`` before the heal. :func:`replay_faulty` replays a saved fault-mixed
+trace (``kgc.engine.replay``) on a fresh group coordinated by the node the recording started on:
+a restarted node that leads nothing is made leader again by a preferred-leader election, and the
+group's partition is settled and written to once before the history starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
@@ -46,12 +54,22 @@ from kgc.conformance.client import (
     metadata,
     offset_commit,
 )
+from kgc.conformance.errors import KgcError
 from kgc.conformance.nemesis import Nemesis, nemesis_rules
+from kgc.conformance.suite import SuiteResult, Workload, hypothesis_settings, run_suite
 from kgc.engine.loop import FaultStep
+from kgc.engine.replay import Replay, replay, topic_of
 from kgc.engine.target import Arrival
+from kgc.engine.traces import Trace
 from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request, Tick
 from kgc.model.coordinator import partition_for
-from kgc.properties.machine import MAX_CLIENTS, VERSION_INDEX, GroupMachine, SuiteContext
+from kgc.properties.machine import (
+    MAX_CLIENTS,
+    TOPIC_PARTITIONS,
+    VERSION_INDEX,
+    GroupMachine,
+    SuiteContext,
+)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 ROUTING_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
@@ -377,25 +395,35 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
             self.failed_check = "divergence"
 
     def teardown(self) -> None:
+        """End the example (``GroupMachine.teardown``: ``Engine.finish``, the trace, the verdict),
+        then heal the cluster for the next one. The heal is no event of the history, so the
+        history ends before it, as a replay's does; a failure of the example outranks one of
+        the heal."""
         try:
-            self.nemesis.heal()
-            nodes = set(self.cluster.brokers)
-            try:
-                settle_all(self.cluster, nodes, deadline_s=45.0)
-            except SettleError as exc:
-                # Seen once in CI after six kills: a node the heal restarted stayed out of every
-                # ISR for 90 s. The example's comparison is over; restarting the lagging node
-                # (logged) gives the next example a whole cluster again, or fails here as before.
-                for node in exc.lagging:
-                    logging.getLogger("kgc.faults").warning(
-                        "node %d still out of the __consumer_offsets ISR 45 s after the heal: "
-                        "restarting it",
-                        node,
-                    )
-                    self.nemesis.target.restart(node)
-                settle_all(self.cluster, nodes)
-        finally:
             super().teardown()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._heal()
+            raise
+        self._heal()
+
+    def _heal(self) -> None:
+        self.nemesis.heal()
+        nodes = set(self.cluster.brokers)
+        try:
+            settle_all(self.cluster, nodes, deadline_s=45.0)
+        except SettleError as exc:
+            # Seen once in CI after six kills: a node the heal restarted stayed out of every
+            # ISR for 90 s. The example's comparison is over; restarting the lagging node
+            # (logged) gives the next example a whole cluster again, or fails here as before.
+            for node in exc.lagging:
+                logging.getLogger("kgc.faults").warning(
+                    "node %d still out of the __consumer_offsets ISR 45 s after the heal: "
+                    "restarting it",
+                    node,
+                )
+                self.nemesis.target.restart(node)
+            settle_all(self.cluster, nodes)
 
     def trace(self) -> Any:
         """This example's trace; its manifest names the fault-aware model as built for it (the
@@ -550,112 +578,156 @@ def run_fault_suite(
     model_factory: Callable[[dict[str, Any], str], Any] | None = None,
     checker_config: Any = None,
     example_traces: list[Any] | None = None,
-) -> Any:
-    """Run the fault-mixed classic suite once on ``broker`` (a cluster kgc started). Returns a
+) -> SuiteResult:
+    """Run the fault-mixed classic suite once on ``broker`` (a cluster kgc started), through the
+    suite's one driver (:func:`~kgc.conformance.suite.run_suite`). Returns a
     :class:`~kgc.conformance.suite.SuiteResult`; never raises for a divergence. ``model_factory(
     model_record, group_id)`` replaces how the model is built (quality tests). Given a list,
     ``example_traces`` receives every example's trace, passing or not, in run order."""
-    from hypothesis.control import current_build_context
-    from hypothesis.errors import Flaky
-    from hypothesis.stateful import run_state_machine_as_test
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.session import description_of
-    from kgc.conformance.suite import SuiteResult, _shrink_budget, hypothesis_settings
     from kgc.engine.registry import build_cluster, cluster_manifest
-    from kgc.engine.traces import Trace, save_failure
-    from kgc.model.checker import CheckerConfig
-    from kgc.properties.machine import TOPIC_PARTITIONS, DivergenceError, InvariantError
 
     nemesis = Nemesis(broker)  # refuses a broker kgc did not start, with one line
-    seed = secrets.randbits(32) if seed is None else seed
-    run_id = secrets.token_hex(3)
-    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-faults")
-    description = {**description_of(broker), **facts(cluster)}
-    partitions = int(description["group_config"].get("offsets.topic.num.partitions", 50))
-    result = SuiteResult(profile=profile, seed=seed, target=description)
-    topic = f"kgc-faults-{run_id}"
-    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-    settle_all(cluster, set(cluster.brokers))
-    counter = iter(range(1_000_000))
-    failures: list[tuple[str, Trace, bool]] = []
-    targets: list[FailoverBrokerTarget] = []
-    factory = model_factory or (lambda record, gid: build_cluster(record, gid))
+    factory = model_factory or build_cluster
 
-    def open_target(gid: str) -> FailoverBrokerTarget:
-        end = time.monotonic() + 30.0
-        while True:
-            leader = agree_on_coordinator(cluster, gid, partitions)
-            target = FailoverBrokerTarget(cluster, gid, description=description, nemesis=nemesis)
-            if target.coordinator_id == leader or time.monotonic() > end:
-                break  # (a disagreement left at the deadline shows as the example's divergence)
-            target.close()
-            time.sleep(0.1)
-        targets.append(target)
-        return target
+    def workload(cluster: Cluster, description: dict[str, Any]) -> Workload:
+        partitions = int(description["group_config"].get("offsets.topic.num.partitions", 50))
+        settle_all(cluster, set(cluster.brokers))
+        targets: list[FailoverBrokerTarget] = []
+        models: list[dict[str, Any]] = []
 
-    def new_model(gid: str) -> Any:
-        coordinator = targets[-1].coordinator_id
-        live = {**description, **facts(cluster)}
-        record = cluster_manifest(live, coordinator)
-        models.append(record)
-        return factory(record, gid)
+        def open_target(gid: str) -> FailoverBrokerTarget:
+            end = time.monotonic() + 30.0
+            while True:
+                leader = agree_on_coordinator(cluster, gid, partitions)
+                target = FailoverBrokerTarget(
+                    cluster, gid, description=description, nemesis=nemesis
+                )
+                if target.coordinator_id == leader or time.monotonic() > end:
+                    break  # (a disagreement left at the deadline shows as the example's divergence)
+                target.close()
+                time.sleep(0.1)
+            targets.append(target)
+            return target
 
-    models: list[dict[str, Any]] = []
+        def new_model(gid: str) -> Any:
+            coordinator = targets[-1].coordinator_id
+            live = {**description, **facts(cluster)}
+            record = cluster_manifest(live, coordinator)
+            models.append(record)
+            return factory(record, gid)
 
-    def on_example_end(machine: Any) -> None:
-        result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
-        for e in machine.engine.events:  # coverage cells for the faults this example injected
-            if e.kind == "fault":
-                cell = ("Fault", e.action, "injected")
-                ctx.coverage[cell] = ctx.coverage.get(cell, 0) + 1
-        if example_traces is not None:
-            example_traces.append(machine.trace())
-        if machine.failed_check is not None:
-            final = bool(current_build_context().is_final)
-            failures.append((machine.failed_check, machine.trace(), final))
+        def machine(context: SuiteContext) -> type[FaultGroupMachine]:
+            cls = fault_machine_for(
+                context, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
+            )
+            cls.models = models  # type: ignore[attr-defined]
+            return cls
 
-    ctx = SuiteContext(
-        open_target=open_target,
-        new_model=new_model,
-        scenario="classic-faults",
-        profile=profile,
-        checker_config=checker_config or CheckerConfig(),
-        manifest_extra={"seed": seed},
-        on_example_end=on_example_end,
-        topic=topic,
-    )
-    ctx.new_group_id = lambda: f"kgc-faults-{run_id}-{next(counter)}"
-    machine_cls = fault_machine_for(
-        ctx, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
-    )
-    machine_cls.models = models  # type: ignore[attr-defined]
-    machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+        return Workload(
+            open_target=open_target, new_model=new_model, machine=machine, nemesis=nemesis
+        )
+
     base = hypothesis_settings("quick")
     overrides = {"max_examples": 4, "stateful_step_count": 16, **(settings_overrides or {})}
-    chosen = type(base)(base, **overrides)
-    start = time.monotonic()
+    return run_suite(
+        bootstrap_servers=broker.bootstrap_servers,
+        description=description_of(broker),
+        profile=profile,
+        seed=seed,
+        traces_dir=traces_dir,
+        scenario="classic-faults",
+        checker_config=checker_config,
+        group_prefix="kgc-faults-",
+        shrink_budget_s=shrink_budget_s,
+        workload=workload,
+        search_settings=type(base)(base, **overrides),
+        example_traces=example_traces,
+    )
+
+
+# ---------------------------------------------------------------------------------------- replay
+
+
+class ReplayError(KgcError):
+    """A trace that cannot be replayed with faults here (the message names the field)."""
+
+
+def replay_faulty(broker: Any, trace: Trace) -> Replay:
+    """Replay a fault-mixed trace on ``broker`` (a cluster kgc started): a fresh group the same
+    node coordinates, the same commands, the same faults at the same steps (each followed by the
+    suite's settle wait), checked by the fault-aware model built for this cluster
+    (``kgc.engine.replay``)."""
+    from kgc.conformance.brokerconfig import facts
+    from kgc.conformance.session import description_of
+    from kgc.engine.registry import build_cluster, cluster_manifest
+
+    record = trace.manifest.get("model") or {}
+    if record.get("name") != "ClusterGroupModel":
+        raise ReplayError(
+            f"field 'manifest.model.name': {record.get('name')!r}: only fault-mixed suite traces "
+            "(ClusterGroupModel) replay with faults here; failover-driver traces replay with "
+            "GroupDriver.replay"
+        )
+    want = record.get("coordinator")
+    nemesis = Nemesis(broker)
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay")
     try:
-        with _shrink_budget(shrink_budget_s):
-            run_state_machine_as_test(machine_cls, settings=chosen)
-    except Flaky as exc:
-        result.failure = "flaky"
-        notes = " ".join(getattr(exc, "__notes__", ()))
-        result.message = f"a failure did not reproduce on replay: {exc} {notes}".strip()
-    except (DivergenceError, InvariantError) as exc:
-        result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
-        result.message = str(exc)
+        description = {**description_of(broker), **facts(cluster)}
+        leaders = description["offsets_partition_leaders"]
+        if want is not None and want not in leaders:
+            # a node restarted by an earlier fault leads nothing until a preferred-leader
+            # election (no automatic rebalance on the fault clusters): ask for one
+            leaders = _lead_again(cluster, want)
+            description = {**description_of(broker), **facts(cluster)}
+        partitions = len(leaders)
+        group_id = _group_on(want, leaders, partitions)
+        # the group's partition led, fully in sync and loaded, as the suite starts an example
+        # (an election just now, or a node healed by an earlier replay, may still be settling)
+        settle(cluster, group_id, partitions, set(), coordinator_hit=True)
+        warm_up(cluster, group_id, partitions)
+        topic = topic_of(trace)
+        if topic:
+            cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        target = FailoverBrokerTarget(cluster, group_id, description=description, nemesis=nemesis)
+        try:
+            model_record = cluster_manifest(description, target.coordinator_id)
+            return replay(
+                trace,
+                target,
+                group_id=group_id,
+                model=build_cluster(model_record, group_id),
+                model_record=model_record,
+                faults=settling_runner(nemesis, cluster, group_id, partitions),
+            )
+        finally:
+            target.close()
     finally:
-        result.wall_s = time.monotonic() - start
-        result.examples = ctx.examples
-        result.commands = ctx.commands
-        result.ticks = ctx.ticks
-        result.coverage = dict(ctx.coverage)
         try:
             nemesis.heal()
         finally:
             cluster.close()
-    if result.failure is not None and failures:
-        finals = [f for f in failures if f[2]] or failures[-1:]
-        check, trace, _ = finals[-1]
-        result.saved.append(save_failure(trace, traces_dir, scenario="classic-faults", check=check))
-    return result
+
+
+def _lead_again(cluster: Cluster, node: int, timeout_s: float = 30.0) -> list[int]:
+    """Preferred-leader elections on ``__consumer_offsets`` until ``node`` leads a partition;
+    the partitions' leaders then."""
+    from kgc.conformance.brokerconfig import facts
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        cluster.elect_preferred_leaders(OFFSETS_TOPIC)
+        leaders = list(facts(cluster)["offsets_partition_leaders"])
+        if node in leaders or time.monotonic() > deadline:
+            return leaders
+        time.sleep(1.0)
+
+
+def _group_on(node: int | None, leaders: Sequence[int | None], partitions: int) -> str:
+    """A fresh ``kgc-replay-…`` group id whose ``__consumer_offsets`` partition ``node`` leads."""
+    for _ in range(10_000):
+        group_id = f"kgc-replay-{secrets.token_hex(4)}"
+        if node is None or leaders[partition_for(group_id, partitions)] == node:
+            return group_id
+    raise ReplayError(f"node {node} leads no __consumer_offsets partition on this cluster")

@@ -5,7 +5,14 @@ prefix), and lets Hypothesis drive :class:`~kgc.properties.machine.GroupMachine`
 group id per example, every command sent both to the model (through the checker) and to the broker.
 A failure is shrunk by Hypothesis (each replay on a fresh group), and the minimal trace is saved to
 ``traces/<scenario>_<check>_<fingerprint>.json``. A failure that does not reproduce on replay is
-reported as *flaky*, with both traces saved, never dropped.
+reported as *flaky*, with both traces saved, never dropped. Every example ends with
+``Engine.finish`` (answers still arriving are checked before its target closes).
+
+What a run drives is a :class:`Workload`: by default the classic machine on ``BrokerTarget``
+targets and the model the broker's facts give; the fault-mixed suite
+(``fault_suite.run_fault_suite``) passes its own — targets that follow the coordinator, the
+cluster-aware model, the machine with nemesis rules, the nemesis (healed when the run ends) —
+through this same driver. :func:`replay_on_broker` replays a saved trace (``kgc.engine.replay``).
 
 With ``record_dir`` every executed example — generated, replayed or shrunk, passing or not — is
 also written as its own JSONL trace (format v1, ``engine/traces.py``): the manifest (target
@@ -36,16 +43,19 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.control import current_build_context
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 from kgc.conformance.errors import KgcError
+from kgc.conformance.minimize import minimize
 from kgc.engine.loop import EngineConfig
+from kgc.engine.replay import Replay, replay, topic_of
 from kgc.engine.traces import Trace, save, save_failure
 from kgc.model.checker import CheckerConfig, Model
+from kgc.model.history import Fault
 from kgc.properties.machine import (
     TOPIC_PARTITIONS,
     DivergenceError,
@@ -54,6 +64,11 @@ from kgc.properties.machine import (
     SuiteContext,
     machine_for,
 )
+
+if TYPE_CHECKING:
+    from kgc.conformance.client import Cluster
+    from kgc.conformance.nemesis import Nemesis
+    from kgc.engine.target import Target
 
 SEARCH_PROFILES: dict[str, dict[str, Any]] = {
     # fast enough for every CI run; still reaches every group state
@@ -168,6 +183,19 @@ def _check_name(machine: GroupMachine) -> str | None:
     return getattr(machine, "failed_check", None)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """What one run of the suite drives, built once the run's cluster connection is open: per
+    example a target and a model for a fresh group, the state machine class bound to the run's
+    context, and the nemesis whose faults are healed when the run ends (None: no faults)."""
+
+    open_target: Callable[[str], Target]  # group id -> a fresh target for that group
+    new_model: Callable[[str], Model[Any]]  # group id -> a fresh model for that group
+    machine: Callable[[SuiteContext], type[GroupMachine]] = machine_for
+    nemesis: Nemesis | None = None
+    model_record: dict[str, Any] | None = None  # the manifest's model record, one for the run
+
+
 def run_suite(
     *,
     bootstrap_servers: str,
@@ -187,17 +215,24 @@ def run_suite(
     record_dir: str | Path | None = None,
     reuse_connections: bool = True,
     minimize_budget_s: float | None = None,
+    workload: Callable[[Cluster, dict[str, Any]], Workload] | None = None,
+    search_settings: settings | None = None,
+    example_traces: list[Trace] | None = None,
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
     The model is configured from facts read off the broker (``brokerconfig.facts``);
     ``model_factory(model_record, group_id)`` replaces how it is built (quality tests pass broken
-    variants here). ``record_dir``: write every executed example's trace there (module docstring);
-    a folder that cannot be used raises :class:`RecordError` before any broker work, a write
-    that fails later stops recording and is reported in ``result.record_error``.
-    ``reuse_connections``: examples reuse idle member connections (``BrokerTarget``).
-    ``minimize_budget_s``: after shrinking, a divergence's trace goes through the command-deletion
-    pass of ``conformance/minimize.py`` for at most that long before it is saved."""
+    variants here). ``workload(cluster, description)`` replaces what is driven (targets, model,
+    machine, nemesis: the fault-mixed suite, ``fault_suite.run_fault_suite``); by default the
+    classic machine on ``BrokerTarget`` targets. ``record_dir``: write every executed example's
+    trace there (module docstring); a folder that cannot be used raises :class:`RecordError`
+    before any broker work, a write that fails later stops recording and is reported in
+    ``result.record_error``. ``reuse_connections``: examples reuse idle member connections
+    (``BrokerTarget``). ``minimize_budget_s``: after shrinking, a divergence's trace goes through
+    the command-deletion pass of ``conformance/minimize.py`` for at most that long before it is
+    saved. ``search_settings`` replaces the profile's Hypothesis settings; given a list,
+    ``example_traces`` receives every example's trace, passing or not, in run order."""
     from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
@@ -207,124 +242,145 @@ def run_suite(
     seed = secrets.randbits(32) if seed is None else seed
     run_id = secrets.token_hex(3)
     cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
-    description = {**description, **facts(cluster)}
-    record = model_manifest(description)
-    factory = model_factory or build
-    result = SuiteResult(profile=profile, seed=seed, target=description)
-    topic = f"{group_prefix}suite-{run_id}"
-    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-    counter = iter(range(1_000_000))
-    failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
-
-    def on_example_end(machine: GroupMachine) -> None:
-        # answers still arriving after the last step are checked too, before the target closes
-        machine.engine.finish()
-        if machine.engine.divergence is not None and machine.failed_check is None:
-            machine.failed_check = "divergence"
-        result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
-        trace = machine.trace()  # once: the recorded and the saved copy share a trace id
-        if record_to is not None and result.record_error is None:
-            try:
-                result.recorded.append(record_trace(trace, record_to))
-            except OSError as exc:  # never fail the example (Hypothesis would shrink it)
-                result.record_error = f"cannot write a trace into {record_to}: {exc}"
-        check = _check_name(machine)
-        if check is not None:
-            if ctx.first_failure_at is None:
-                ctx.first_failure_at = time.monotonic()
-            final = bool(current_build_context().is_final)
-            failures.append((check, trace, final))
-        if on_example is not None:
-            on_example(machine)
-
-    ctx = SuiteContext(
-        open_target=lambda gid: BrokerTarget(
-            cluster, gid, description=description, reuse_connections=reuse_connections
-        ),
-        new_model=lambda group_id: factory(record, group_id),
-        group_prefix=group_prefix,
-        scenario=scenario,
-        profile=profile,
-        checker_config=checker_config or CheckerConfig(),
-        engine_config=engine_config or EngineConfig(),
-        versions=versions or {},
-        manifest_extra={"seed": seed, "model": record},
-        on_example_end=on_example_end,
-        topic=topic,
-    )
-    ctx.new_group_id = lambda: f"{group_prefix}{run_id}-{next(counter)}"
-    machine_cls = machine_for(ctx)
-    machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-    start = time.monotonic()
     try:
-        with _shrink_budget(shrink_budget_s):
-            run_state_machine_as_test(
-                machine_cls, settings=hypothesis_settings(profile, database=database)
+        description = {**description, **facts(cluster)}
+        result = SuiteResult(profile=profile, seed=seed, target=description)
+        topic = f"{group_prefix}suite-{run_id}"
+        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        if workload is None:
+            record = model_manifest(description)
+            factory = model_factory or build
+            driven = Workload(
+                open_target=lambda gid: BrokerTarget(
+                    cluster, gid, description=description, reuse_connections=reuse_connections
+                ),
+                new_model=lambda gid: factory(record, gid),
+                model_record=record,
             )
-    except Flaky as exc:
-        result.failure = "flaky"
-        result.message = f"a failure did not reproduce on replay: {exc}"
-    except (DivergenceError, InvariantError) as exc:
-        result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
-        result.message = str(exc)
-    finally:
-        result.wall_s = time.monotonic() - start
-        result.examples = ctx.examples
-        result.commands = ctx.commands
-        result.ticks = ctx.ticks
-        result.coverage = dict(ctx.coverage)
-        result.assignment_checks = ctx.assignment_checks
-        result.tick_ms = ctx.tick_ms
-        cluster.close()
-    if result.failure is None and failures:
-        # Hypothesis may drop a failing example (one that ran out of its data budget is discarded
-        # as an overrun); the failure was still seen on real answers, so it is reported, never lost
-        check = failures[0][0]
-        result.failure = "divergence" if check == "divergence" else "invariant"
-        result.message = (
-            f"{check}: seen in an example that Hypothesis did not report (saved below, not shrunk)"
-        )
-        failures = failures[:1]
-    if result.failure is not None and failures:
-        finals = [f for f in failures if f[2]]
-        if result.failure == "flaky":
-            # the failing trace and the replay that did not fail, both kept
-            chosen = [failures[-1]] + [f for f in finals if f is not failures[-1]][:1]
         else:
-            chosen = finals[-1:] or failures[-1:]
-        for check, trace, _ in chosen:
-            name = "flaky" if result.failure == "flaky" else check
-            if minimize_budget_s and result.failure == "divergence":
-                trace = _minimized(
-                    trace, bootstrap_servers, description, factory, record, minimize_budget_s
-                )
-            result.saved.append(save_failure(trace, traces_dir, scenario=scenario, check=name))
+            driven = workload(cluster, description)
+        counter = iter(range(1_000_000))
+        failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
+
+        def on_example_end(machine: GroupMachine) -> None:
+            # answers still arriving after the last step are checked too, before the target closes
+            machine.engine.finish()
+            if machine.engine.divergence is not None and machine.failed_check is None:
+                machine.failed_check = "divergence"
+            result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
+            for e in machine.engine.events:  # coverage cells for the faults this example injected
+                if isinstance(e, Fault):
+                    cell = ("Fault", e.action, "injected")
+                    ctx.coverage[cell] = ctx.coverage.get(cell, 0) + 1
+            trace = machine.trace()  # once: the recorded and the saved copy share a trace id
+            if example_traces is not None:
+                example_traces.append(trace)
+            if record_to is not None and result.record_error is None:
+                try:
+                    result.recorded.append(record_trace(trace, record_to))
+                except OSError as exc:  # never fail the example (Hypothesis would shrink it)
+                    result.record_error = f"cannot write a trace into {record_to}: {exc}"
+            check = _check_name(machine)
+            if check is not None:
+                if ctx.first_failure_at is None:
+                    ctx.first_failure_at = time.monotonic()
+                final = bool(current_build_context().is_final)
+                failures.append((check, trace, final))
+            if on_example is not None:
+                on_example(machine)
+
+        manifest_extra: dict[str, Any] = {"seed": seed}
+        if driven.model_record is not None:
+            manifest_extra["model"] = driven.model_record
+        ctx = SuiteContext(
+            open_target=driven.open_target,
+            new_model=driven.new_model,
+            group_prefix=group_prefix,
+            scenario=scenario,
+            profile=profile,
+            checker_config=checker_config or CheckerConfig(),
+            engine_config=engine_config or EngineConfig(),
+            versions=versions or {},
+            manifest_extra=manifest_extra,
+            on_example_end=on_example_end,
+            topic=topic,
+        )
+        ctx.new_group_id = lambda: f"{group_prefix}{run_id}-{next(counter)}"
+        machine_cls = driven.machine(ctx)
+        machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+        chosen_settings = search_settings or hypothesis_settings(profile, database=database)
+        start = time.monotonic()
+        try:
+            with _shrink_budget(shrink_budget_s):
+                run_state_machine_as_test(machine_cls, settings=chosen_settings)
+        except Flaky as exc:
+            result.failure = "flaky"
+            notes = " ".join(getattr(exc, "__notes__", ()))
+            result.message = f"a failure did not reproduce on replay: {exc} {notes}".strip()
+        except (DivergenceError, InvariantError) as exc:
+            result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
+            result.message = str(exc)
+        finally:
+            result.wall_s = time.monotonic() - start
+            result.examples = ctx.examples
+            result.commands = ctx.commands
+            result.ticks = ctx.ticks
+            result.coverage = dict(ctx.coverage)
+            result.assignment_checks = ctx.assignment_checks
+            result.tick_ms = ctx.tick_ms
+            if driven.nemesis is not None:
+                driven.nemesis.heal()
+        if result.failure is None and failures:
+            # Hypothesis may drop a failing example (one that ran out of its data budget is
+            # discarded as an overrun); the failure was still seen on real answers, so it is
+            # reported, never lost
+            check = failures[0][0]
+            result.failure = "divergence" if check == "divergence" else "invariant"
+            result.message = (
+                f"{check}: seen in an example that Hypothesis did not report (saved below, not "
+                "shrunk)"
+            )
+            failures = failures[:1]
+        if result.failure is not None and failures:
+            finals = [f for f in failures if f[2]]
+            if result.failure == "flaky":
+                # the failing trace and the replay that did not fail, both kept
+                chosen = [failures[-1]] + [f for f in finals if f is not failures[-1]][:1]
+            else:
+                chosen = finals[-1:] or failures[-1:]
+            for check, trace, _ in chosen:
+                name = "flaky" if result.failure == "flaky" else check
+                if minimize_budget_s and result.failure == "divergence":
+                    trace = minimize(
+                        trace,
+                        open_target=driven.open_target,
+                        model_factory=driven.new_model,
+                        budget_s=minimize_budget_s,
+                    )
+                result.saved.append(save_failure(trace, traces_dir, scenario=scenario, check=name))
+    finally:
+        cluster.close()
     return result
 
 
-def _minimized(
-    trace: Trace,
-    bootstrap_servers: str,
-    description: dict[str, Any],
-    factory: Callable[[dict[str, Any], str], Model[Any]],
-    record: dict[str, Any],
-    budget_s: float,
-) -> Trace:
-    """``trace`` after the command-deletion pass (``conformance/minimize.py``) on the broker."""
+def replay_on_broker(
+    broker: Any, cluster: Cluster, trace: Trace, *, group_prefix: str = "kgc-replay-"
+) -> Replay:
+    """Replay ``trace`` (``kgc.engine.replay``) on ``broker`` through ``cluster``, on a fresh
+    ``group_prefix…`` group, after creating the topic its commands name. Faults in it are
+    performed on the broker only if kgc started it (``session.fault_runner``)."""
     from kgc.conformance.broker_target import BrokerTarget
-    from kgc.conformance.client import Cluster
-    from kgc.conformance.minimize import minimize
+    from kgc.conformance.session import description_of, fault_runner
 
-    cluster = Cluster(bootstrap_servers, client_id="kgc-minimize")
+    topic = topic_of(trace)
+    if topic:
+        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    group_id = f"{group_prefix}{secrets.token_hex(4)}"
+    target = BrokerTarget(cluster, group_id, description=description_of(broker))
     try:
-        return minimize(
-            trace,
-            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
-            model_factory=lambda gid: factory(record, gid),
-            budget_s=budget_s,
-        )
+        return replay(trace, target, group_id=group_id, faults=fault_runner(broker))
     finally:
-        cluster.close()
+        target.close()
 
 
 def describe_result(result: SuiteResult) -> dict[str, Any]:

@@ -22,18 +22,13 @@ if TRACES:
     @pytest.mark.parametrize("path", TRACES, ids=[p.name for p in TRACES])
     def test_saved_trace_replays_clean(path, kgc_broker):
         from kgc.conformance.client import Cluster
+        from kgc.conformance.suite import replay_on_broker
         from kgc.engine.traces import load, render
-        from kgc.properties.machine import TOPIC_PARTITIONS
-
-        from kgc.cli_replay import _topic_of, replay_one
 
         trace = load(path)
         cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-regression")
         try:
-            topic = _topic_of(trace)
-            if topic:
-                cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-            engine, new = replay_one(kgc_broker, cluster, trace)
+            done = replay_on_broker(kgc_broker, cluster, trace)
         finally:
             cluster.close()
-        assert engine.divergence is None, "still failing:\n" + render(new)
+        assert done.engine.divergence is None, "still failing:\n" + render(done.trace)

@@ -5,8 +5,8 @@
 
 * With the broken variant ``failover-forgets-generation`` in force (a new coordinator loads the
   group at generation 0), the same search against the same cluster reports a divergence, shrunk,
-  and its saved trace replays (``kgc replay``'s ``replay_faulty``: same commands, same faults at
-  the same steps) to a divergence again; without the variant the replay passes.
+  and its saved trace replays (``replay_faulty``, as ``kgc replay`` does: same commands, same
+  faults at the same steps) to a divergence again; without the variant the replay passes.
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgc.conformance.fault_suite import run_fault_suite
+from kgc.conformance.fault_suite import replay_faulty, run_fault_suite
 from kgc.engine.broken import broken
 from kgc.engine.traces import load, render
-
-from kgc.cli_replay import replay_faulty
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
@@ -69,7 +67,9 @@ def test_fault_search_catches_a_coordinator_that_forgets_the_generation(
     say(f"shrunk: {len(trace.commands)} commands, faults {faults}\n{render(trace)}")
     assert faults, "the divergence needs no fault: not the failover variant's"
     with broken("failover-forgets-generation"):
-        engine, replayed = replay_faulty(kraft3, trace)
-    assert engine.divergence is not None, f"replay did not fail again:\n{render(replayed)}"
-    engine, replayed = replay_faulty(kraft3, trace)
-    assert engine.divergence is None, f"the unbroken model diverges too:\n{render(replayed)}"
+        again = replay_faulty(kraft3, trace)
+    assert again.engine.divergence is not None, f"replay did not fail again:\n{render(again.trace)}"
+    unbroken = replay_faulty(kraft3, trace)
+    assert unbroken.engine.divergence is None, (
+        f"the unbroken model diverges too:\n{render(unbroken.trace)}"
+    )

@@ -15,13 +15,10 @@ from __future__ import annotations
 import pytest
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
-from kgc.conformance.suite import run_suite
+from kgc.conformance.suite import replay_on_broker, run_suite
 from kgc.engine.broken import broken
 from kgc.engine.traces import load, render
 from kgc.model.history import Invoke, Receive
-from kgc.properties.machine import TOPIC_PARTITIONS
-
-from kgc.cli_replay import _topic_of, replay_one
 
 MAX_COMMANDS = 10
 SEED = 1
@@ -39,10 +36,8 @@ VARIANTS = [
 def _replay(broker, trace):  # noqa: ANN001
     cluster = Cluster(broker.bootstrap_servers, client_id="kgc-quality")
     try:
-        topic = _topic_of(trace)
-        if topic:
-            cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        return replay_one(broker, cluster, trace)
+        done = replay_on_broker(broker, cluster, trace)
+        return done.engine, done.trace
     finally:
         cluster.close()
 

@@ -1,0 +1,96 @@
+"""Replay: send a saved trace's commands again, on a fresh group, and check every answer.
+
+A trace's sequence — requests, ticks and nemesis actions in the order they were recorded
+(``Trace.commands_with_faults``) — goes through :meth:`Engine.run <kgc.engine.loop.Engine.run>`:
+each fault is re-injected at its position through the caller's runner, a command whose client is
+still waiting first lets that request finish, and the run ends with ``Engine.finish`` as the suite
+ends an example, so the replay checks the same tail the recording did. The model and the checker
+tolerances are the ones the trace's manifest names (``model_from_manifest``,
+``CheckerConfig.from_manifest``); a replay on another cluster passes the model built for it.
+
+The verdict compares the replay with the verdict the trace recorded: a recorded ``divergence``
+replays ``FIXED`` or ``STILL FAILING``, a recorded ``pass`` ``PASSES`` or ``NOW FAILING``, a trace
+with no verdict ``PASSES`` or ``FAILING``.
+
+The replay's own trace has profile ``replay`` and names the original in ``manifest.replay_of``.
+Opening the target is the caller's: a broker (``kgc.conformance.suite.replay_on_broker``), a
+cluster kgc started, with its faults (``kgc.conformance.fault_suite.replay_faulty``), or the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kgc.engine.loop import Engine, FaultRunner
+from kgc.engine.registry import model_from_manifest
+from kgc.engine.target import Target
+from kgc.engine.traces import Trace, new_manifest, result_of
+from kgc.model.checker import CheckerConfig, Model
+
+VERDICTS: dict[tuple[bool, str], str] = {  # (replay passes, recorded verdict) -> verdict
+    (True, "divergence"): "FIXED",
+    (False, "divergence"): "STILL FAILING",
+    (True, "pass"): "PASSES",
+    (False, "pass"): "NOW FAILING",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replay:
+    engine: Engine  # the run: events, divergence, drains
+    trace: Trace  # the replay's own trace
+    verdict: str  # FIXED / STILL FAILING / PASSES / NOW FAILING / FAILING
+
+    @property
+    def ok(self) -> bool:
+        return self.engine.divergence is None
+
+
+def verdict(recorded: Trace, engine: Engine) -> str:
+    """The replay's verdict against the one ``recorded`` holds (module docstring)."""
+    was = str((recorded.result or {}).get("verdict", "unrecorded"))
+    ok = engine.divergence is None
+    return VERDICTS.get((ok, was), "PASSES" if ok else "FAILING")
+
+
+def topic_of(trace: Trace) -> str | None:
+    """The topic the trace's commands name (its offsets or partitions), which a broker needs to
+    exist before the replay; None if no command names one."""
+    for c in trace.commands:
+        for o in getattr(c, "offsets", ()) or getattr(c, "partitions", ()) or ():
+            return str(o.topic)
+    return None
+
+
+def replay(
+    trace: Trace,
+    target: Target,
+    *,
+    group_id: str,
+    model: Model[Any] | None = None,
+    model_record: dict[str, Any] | None = None,
+    faults: FaultRunner | None = None,
+) -> Replay:
+    """Run ``trace``'s commands and faults on ``target`` (open, for group ``group_id``; the caller
+    closes it). ``model`` and its manifest record ``model_record`` replace the ones the trace names
+    (a cluster of another shape); ``faults`` performs the nemesis actions (without it a trace with
+    faults refuses to run, saying why)."""
+    if model is None:
+        model = model_from_manifest(trace.manifest)
+    engine = Engine(target, model, checker_config=CheckerConfig.from_manifest(trace.manifest))
+    engine.run(trace.commands_with_faults(), stop_at_divergence=True, faults=faults)
+    manifest = new_manifest(
+        target=target.describe(),
+        group_id=group_id,
+        seed=trace.manifest.get("seed"),
+        profile="replay",
+        scenario=trace.manifest.get("scenario", "replay"),
+        model=trace.manifest.get("model", {}) if model_record is None else model_record,
+        checker=trace.manifest.get("checker", {}),
+    )
+    manifest["replay_of"] = trace.manifest.get("trace_id")
+    new = Trace(
+        manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine)
+    )
+    return Replay(engine=engine, trace=new, verdict=verdict(trace, engine))
