@@ -27,6 +27,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
+from kgc.model.errors import NONE
+
 UNKNOWN_MEMBER_ID = ""
 NO_GENERATION = -1
 
@@ -232,6 +234,15 @@ class OffsetCommitResponse:
     type: ClassVar[str] = "OffsetCommitResponse"
     partitions: tuple[PartitionError, ...]  # sorted by (topic, partition)
 
+    @property
+    def error(self) -> str:
+        """The commit's outcome as one error, as every response has one. The message has no
+        top-level error code (``OffsetCommitResponse.json``): this is the first partition error
+        other than ``NONE`` (a consumer fails the commit on the first it meets,
+        ``ConsumerCoordinator.OffsetCommitResponseHandler``), else ``NONE``. Not a field: traces
+        carry the partitions only."""
+        return next((p.error for p in self.partitions if p.error != NONE), NONE)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FetchedOffset:
@@ -239,7 +250,7 @@ class FetchedOffset:
     partition: int
     offset: int  # -1 when nothing is committed
     metadata: str = ""
-    error: str = "NONE"
+    error: str = NONE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -50,9 +50,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-NONE = "NONE"
-STALE_CONTROLLER_EPOCH = "STALE_CONTROLLER_EPOCH"
-FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
+from kgc.model.errors import NONE, STALE_CONTROLLER_EPOCH
+
 INITIAL_CONTROLLER_EPOCH = 0  # KafkaController.InitialControllerEpoch
 UNKNOWN_BROKER_EPOCH = -1  # AbstractControlRequest.UNKNOWN_BROKER_EPOCH
 

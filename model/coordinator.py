@@ -32,13 +32,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kgc.model.errors import (
+    COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE,
+    NONE,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+)
 from kgc.model.profiles import Profile
 
 INT32_MIN = -(2**31)
-
-NOT_COORDINATOR = "NOT_COORDINATOR"
-COORDINATOR_NOT_AVAILABLE = "COORDINATOR_NOT_AVAILABLE"
-COORDINATOR_LOAD_IN_PROGRESS = "COORDINATOR_LOAD_IN_PROGRESS"
 
 # Errors that make the client look the coordinator up again (AbstractCoordinator:
 # ``error == COORDINATOR_NOT_AVAILABLE || error == NOT_COORDINATOR`` -> markCoordinatorUnknown).
@@ -95,10 +98,10 @@ def find_coordinator_outcomes(
     and the conformance layer must normalise the node id before comparing."""
     if leaders is not None:
         node = coordinator_for(group_id, partitions, leaders)
-        return ((COORDINATOR_NOT_AVAILABLE, -1),) if node is None else (("NONE", node),)
+        return ((COORDINATOR_NOT_AVAILABLE, -1),) if node is None else ((NONE, node),)
     if node_ids:
-        return tuple(("NONE", n) for n in sorted(set(node_ids)))
-    return (("NONE", -1),)
+        return tuple((NONE, n) for n in sorted(set(node_ids)))
+    return ((NONE, -1),)
 
 
 def errors_while_moving(api: str, profile: Profile) -> frozenset[str]:
@@ -109,10 +112,10 @@ def errors_while_moving(api: str, profile: Profile) -> frozenset[str]:
     base = {NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS}
     if api == "Heartbeat":
         base.discard(COORDINATOR_LOAD_IN_PROGRESS)  # answered NONE while loading
-        base.add("NONE")
+        base.add(NONE)
     elif api == "SyncGroup" and profile.sync_load_in_progress_as_rebalance:
         base.discard(COORDINATOR_LOAD_IN_PROGRESS)
-        base.add("REBALANCE_IN_PROGRESS")
+        base.add(REBALANCE_IN_PROGRESS)
     return frozenset(base)
 
 

@@ -23,15 +23,16 @@ from kgc.model.commands import (
     FindCoordinatorResponse,
 )
 from kgc.model.coordinator import find_coordinator_outcomes
+from kgc.model.errors import GROUP_ID_NOT_FOUND, NONE
 from kgc.model.state import DEAD, STABLE
 from kgc.model.txn import Txn
 
 
 def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> None:
     if not tx.exists:
-        error = "NONE"
+        error = NONE
         if cmd.version >= 6 and tx.profile.describe_missing_group_error_v6:
-            error = "GROUP_ID_NOT_FOUND"
+            error = GROUP_ID_NOT_FOUND
         tx.respond(request_id, DescribeGroupsResponse(error=error, group_state=DEAD))
         return
     stable = tx.state == STABLE
@@ -47,7 +48,7 @@ def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> Non
     tx.respond(
         request_id,
         DescribeGroupsResponse(
-            error="NONE",
+            error=NONE,
             group_state=tx.state,
             protocol_type=tx.protocol_type or "",
             protocol_data=(tx.protocol_name or "") if stable else "",

@@ -31,10 +31,9 @@ Rules (4.x ``GroupMetadataManager.classicGroupHeartbeatToClassicGroup`` /
 from __future__ import annotations
 
 from kgc.model.commands import Heartbeat, HeartbeatResponse
+from kgc.model.errors import ILLEGAL_GENERATION, NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
 from kgc.model.join import validate_member
 from kgc.model.rebalance import (
-    REBALANCE_IN_PROGRESS,
-    UNKNOWN_MEMBER_ID,
     remove_member_and_update,
     remove_pending_member_and_update,
     reschedule_heartbeat,
@@ -50,7 +49,7 @@ def handle_heartbeat(tx: Txn, request_id: int, cmd: Heartbeat) -> None:
         return
     error = validate_member(tx, cmd.member_id, instance)
     if error is None and cmd.generation_id != tx.generation_id:
-        error = "ILLEGAL_GENERATION"
+        error = ILLEGAL_GENERATION
     if error is not None:
         tx.respond(request_id, HeartbeatResponse(error=error))
         return
@@ -59,7 +58,7 @@ def handle_heartbeat(tx: Txn, request_id: int, cmd: Heartbeat) -> None:
         tx.respond(request_id, HeartbeatResponse(error=REBALANCE_IN_PROGRESS))
     elif tx.state in (COMPLETING_REBALANCE, STABLE):
         reschedule_heartbeat(tx, cmd.member_id)
-        tx.respond(request_id, HeartbeatResponse(error="NONE"))
+        tx.respond(request_id, HeartbeatResponse(error=NONE))
     else:  # Empty: unreachable (no members), kept for parity with the source
         tx.respond(request_id, HeartbeatResponse(error=UNKNOWN_MEMBER_ID))
 

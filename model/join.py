@@ -45,8 +45,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kgc.model.commands import JoinedMember, JoinGroup, JoinGroupResponse, SyncGroupResponse
-from kgc.model.rebalance import (
+from kgc.model.errors import (
+    FENCED_INSTANCE_ID,
+    GROUP_MAX_SIZE_REACHED,
+    INCONSISTENT_GROUP_PROTOCOL,
+    INVALID_SESSION_TIMEOUT,
+    MEMBER_ID_REQUIRED,
+    NONE,
     UNKNOWN_MEMBER_ID,
+    UNKNOWN_SERVER_ERROR,
+)
+from kgc.model.rebalance import (
     complete_join_future,
     complete_sync_future,
     join_error,
@@ -66,8 +75,6 @@ from kgc.model.state import (
     evolve_member,
 )
 from kgc.model.txn import Txn
-
-FENCED_INSTANCE_ID = "FENCED_INSTANCE_ID"
 
 
 def supports_protocols(tx: Txn, protocol_type: str, names: set[str]) -> bool:
@@ -126,7 +133,7 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
         <= cmd.session_timeout_ms
         <= cfg.group_max_session_timeout_ms
     ):
-        tx.respond(request_id, join_error("INVALID_SESSION_TIMEOUT", cmd.member_id))
+        tx.respond(request_id, join_error(INVALID_SESSION_TIMEOUT, cmd.member_id))
         return
     is_unknown = cmd.member_id == ""
     if not tx.exists:
@@ -136,13 +143,13 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
         tx.exists = True  # created Empty at generation 0
     if not accept_joining_member(tx, cmd.member_id):
         remove_member(tx, cmd.member_id)
-        tx.respond(request_id, join_error("GROUP_MAX_SIZE_REACHED"))
+        tx.respond(request_id, join_error(GROUP_MAX_SIZE_REACHED))
         if tx.profile.max_size_rejection_checks_join:
             maybe_complete_join_phase(tx)
         return
     names = {p.name for p in cmd.protocols}
     if not supports_protocols(tx, cmd.protocol_type, names):
-        tx.respond(request_id, join_error("INCONSISTENT_GROUP_PROTOCOL", cmd.member_id))
+        tx.respond(request_id, join_error(INCONSISTENT_GROUP_PROTOCOL, cmd.member_id))
         return
     if is_unknown:
         _join_new_member(tx, request_id, cmd, instance, rebalance_timeout)
@@ -164,7 +171,7 @@ def _join_new_member(
     if cmd.version >= 4:  # KIP-394: JoinGroupRequest.requiresKnownMemberId
         tx.pending_members[new_id] = tx.now_ms + cmd.session_timeout_ms
         tx.revealed(new_id)
-        tx.respond(request_id, JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id=new_id))
+        tx.respond(request_id, JoinGroupResponse(error=MEMBER_ID_REQUIRED, member_id=new_id))
         return
     _add_member(tx, request_id, cmd, new_id, None, rebalance_timeout)
 
@@ -233,7 +240,7 @@ def _current_generation_answer(
             for o in (tx.members[k] for k in sorted(tx.members))
         )
     return JoinGroupResponse(
-        error="NONE",
+        error=NONE,
         generation_id=tx.generation_id,
         protocol_name=tx.protocol_name,
         leader=leader,
@@ -249,7 +256,7 @@ def _join_existing_member(
     if mid in tx.pending_members:
         # A pending member cannot be static: Kafka throws IllegalStateException -> server error.
         if instance is not None:
-            tx.respond(request_id, join_error("UNKNOWN_SERVER_ERROR"))
+            tx.respond(request_id, join_error(UNKNOWN_SERVER_ERROR))
             return
         _add_member(tx, request_id, cmd, mid, None, rebalance_timeout)
         return

@@ -21,9 +21,9 @@ Rules (4.x ``GroupCoordinatorService.leaveGroup`` / ``GroupMetadataManager.class
 from __future__ import annotations
 
 from kgc.model.commands import LeaveGroup, LeaveGroupResponse, MemberIdentity, MemberResult
+from kgc.model.errors import NONE, UNKNOWN_MEMBER_ID
 from kgc.model.join import static_member_id, validate_member
 from kgc.model.rebalance import (
-    UNKNOWN_MEMBER_ID,
     complete_join_future,
     join_error,
     maybe_complete_join_phase,
@@ -95,7 +95,7 @@ def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
                 MemberResult(
                     member_id=x.member_id,
                     group_instance_id=x.group_instance_id,
-                    error=error or "NONE",
+                    error=error or NONE,
                 )
             )
         if any_removed and not tx.profile.leave_rebalances_per_member:
@@ -103,4 +103,4 @@ def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
     if v < 3:
         tx.respond(request_id, LeaveGroupResponse(error=results[0].error))
     else:
-        tx.respond(request_id, LeaveGroupResponse(error="NONE", members=tuple(results)))
+        tx.respond(request_id, LeaveGroupResponse(error=NONE, members=tuple(results)))

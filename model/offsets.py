@@ -35,8 +35,17 @@ from kgc.model.commands import (
     OffsetFetchResponse,
     PartitionError,
 )
+from kgc.model.errors import (
+    GROUP_ID_NOT_FOUND,
+    ILLEGAL_GENERATION,
+    NONE,
+    OFFSET_METADATA_TOO_LARGE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from kgc.model.join import validate_member
-from kgc.model.rebalance import REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, reschedule_heartbeat
+from kgc.model.rebalance import reschedule_heartbeat
 from kgc.model.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -65,8 +74,8 @@ def _validate(
             tx.exists = True  # a simple group: Empty, generation 0, no protocol type
             return None
         if cmd.version >= 9 and tx.profile.commit_missing_group_v9_group_id_not_found:
-            return "GROUP_ID_NOT_FOUND"
-        return "ILLEGAL_GENERATION"
+            return GROUP_ID_NOT_FOUND
+        return ILLEGAL_GENERATION
     if generation < 0 and tx.state == EMPTY:
         return None
     if generation >= 0 or member_id != "" or instance is not None:
@@ -74,7 +83,7 @@ def _validate(
         if error is not None:
             return error
         if generation != tx.generation_id:
-            return "ILLEGAL_GENERATION"
+            return ILLEGAL_GENERATION
     elif tx.state != EMPTY:
         return UNKNOWN_MEMBER_ID
     if tx.state == COMPLETING_REBALANCE:
@@ -95,7 +104,7 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
         else:
             results.append(
                 PartitionError(
-                    topic=o.topic, partition=o.partition, error="UNKNOWN_TOPIC_OR_PARTITION"
+                    topic=o.topic, partition=o.partition, error=UNKNOWN_TOPIC_OR_PARTITION
                 )
             )
     if valid:
@@ -113,16 +122,14 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
                 if len(o.metadata) > limit:
                     results.append(
                         PartitionError(
-                            topic=o.topic, partition=o.partition, error="OFFSET_METADATA_TOO_LARGE"
+                            topic=o.topic, partition=o.partition, error=OFFSET_METADATA_TOO_LARGE
                         )
                     )
                 else:
                     stored[(o.topic, o.partition)] = CommittedOffset(
                         topic=o.topic, partition=o.partition, offset=o.offset, metadata=o.metadata
                     )
-                    results.append(
-                        PartitionError(topic=o.topic, partition=o.partition, error="NONE")
-                    )
+                    results.append(PartitionError(topic=o.topic, partition=o.partition, error=NONE))
     results.sort(key=lambda r: (r.topic, r.partition))
     tx.respond(request_id, OffsetCommitResponse(partitions=tuple(results)))
 
@@ -149,4 +156,4 @@ def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
             for c in stored.values()
         ]
     out.sort(key=lambda f: (f.topic, f.partition))
-    tx.respond(request_id, OffsetFetchResponse(error="NONE", partitions=tuple(out)))
+    tx.respond(request_id, OffsetFetchResponse(error=NONE, partitions=tuple(out)))

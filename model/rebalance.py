@@ -36,6 +36,7 @@ and ``ClassicGroup.initNextGeneration`` / ``selectProtocol`` / ``maybeElectNewJo
 from __future__ import annotations
 
 from kgc.model.commands import JoinedMember, JoinGroupResponse, SyncGroupResponse
+from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
 from kgc.model.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -46,10 +47,6 @@ from kgc.model.state import (
     evolve_member,
 )
 from kgc.model.txn import Txn
-
-REBALANCE_IN_PROGRESS = "REBALANCE_IN_PROGRESS"
-UNKNOWN_MEMBER_ID = "UNKNOWN_MEMBER_ID"
-
 
 # --------------------------------------------------------------------------- membership basics
 
@@ -252,7 +249,7 @@ def complete_join(tx: Txn) -> None:
             tx,
             mid,
             JoinGroupResponse(
-                error="NONE",
+                error=NONE,
                 generation_id=tx.generation_id,
                 protocol_name=tx.protocol_name,
                 leader=leader,
@@ -297,7 +294,7 @@ def set_and_propagate_assignment(tx: Txn, assignment: dict[str, str]) -> None:
         a = assignment.get(mid, "")
         if m.assignment != a:
             tx.members[mid] = evolve_member(m, assignment=a)
-    propagate_assignment(tx, "NONE")
+    propagate_assignment(tx, NONE)
 
 
 def fire_sync_timer(tx: Txn) -> None:

@@ -26,17 +26,17 @@ Rules (4.x ``KafkaApis.handleSyncGroupRequest`` then ``GroupMetadataManager.clas
 from __future__ import annotations
 
 from kgc.model.commands import SyncGroup, SyncGroupResponse
-from kgc.model.join import validate_member
-from kgc.model.rebalance import (
+from kgc.model.errors import (
+    ILLEGAL_GENERATION,
+    INCONSISTENT_GROUP_PROTOCOL,
+    NONE,
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
-    reschedule_heartbeat,
-    set_and_propagate_assignment,
 )
+from kgc.model.join import validate_member
+from kgc.model.rebalance import reschedule_heartbeat, set_and_propagate_assignment
 from kgc.model.state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, evolve_member
 from kgc.model.txn import Txn
-
-INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
 
 
 def _inconsistent(tx: Txn, requested: str | None, current: str | None) -> bool:
@@ -68,7 +68,7 @@ def handle_sync_group(tx: Txn, request_id: int, cmd: SyncGroup) -> None:
     mid = cmd.member_id
     error = validate_member(tx, mid, instance)
     if error is None and cmd.generation_id != tx.generation_id:
-        error = "ILLEGAL_GENERATION"
+        error = ILLEGAL_GENERATION
     if error is None and (
         _inconsistent(tx, ptype, tx.protocol_type) or _inconsistent(tx, pname, tx.protocol_name)
     ):
@@ -89,8 +89,6 @@ def handle_sync_group(tx: Txn, request_id: int, cmd: SyncGroup) -> None:
             tx.state = STABLE
     elif tx.state == STABLE:
         remove_pending_sync_member(tx, mid)
-        tx.respond(
-            request_id, SyncGroupResponse(error="NONE", assignment=tx.members[mid].assignment)
-        )
+        tx.respond(request_id, SyncGroupResponse(error=NONE, assignment=tx.members[mid].assignment))
         if tx.profile.sync_in_stable_reschedules_heartbeat:
             reschedule_heartbeat(tx, mid)

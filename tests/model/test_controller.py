@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from kgc.model.controller import (
-    STALE_CONTROLLER_EPOCH,
     InvalidTransition,
     LivenessConfig,
     LivenessEvent,
@@ -24,6 +23,7 @@ from kgc.model.controller import (
     receive_control_request,
     zk_cluster,
 )
+from kgc.model.errors import STALE_CONTROLLER_EPOCH
 
 # ---------------------------------------------------------------------------- receiver fencing
 
