@@ -38,7 +38,7 @@ from typing import Any
 
 from kgc.conformance import wire
 from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
-from kgc.engine.target import Arrival
+from kgc.engine.target import Arrival, Target
 from kgc.model.commands import Request
 
 # dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
@@ -60,7 +60,7 @@ class _Pending:
     handle: Handle
 
 
-class BrokerTarget:
+class BrokerTarget(Target):
     def __init__(
         self,
         cluster: Cluster,
@@ -90,10 +90,8 @@ class BrokerTarget:
     def prepare(self, client: str) -> None:
         """Open (or reuse) ``client``'s connection before the engine stamps its next request: the
         ApiVersions handshake of a new connection reads whatever else arrives meanwhile, and the
-        engine records that before the request (``Engine.execute``). A subclass that routes its
-        own sends (``send`` overridden) opens its own connections: nothing is opened here then."""
-        if type(self).send is BrokerTarget.send:
-            self._group.member(client)
+        engine records that before the request (``Engine.execute``)."""
+        self._group.member(client)
 
     def send(self, request_id: int, command: Request) -> None:
         conn = self._group.member(command.client)

@@ -129,6 +129,10 @@ class FailoverBrokerTarget(BrokerTarget):
         self._commands: dict[int, Request] = {}
         self.lost: list[int] = []
 
+    def prepare(self, client: str) -> None:
+        """Nothing to open ahead: ``send`` opens the connection to the node the client's route
+        names at that moment."""
+
     def route(self, client: str) -> int:
         return self._group.routes.get(client, self._group.coordinator_id)
 

@@ -2,7 +2,7 @@
 
 Per step (docs/design-notes.md, "Requests that stay pending"):
 
-0. Let the target get ready for the client (``prepare``, optional: a broker target opens the
+0. Let the target get ready for the client (``Target.prepare``: a broker target opens the
    client's connection), then read whatever has already arrived (a zero-timeout poll) and record
    it, so a response that reached us before this step's request was written is recorded *before*
    its ``Invoke``.
@@ -138,13 +138,10 @@ class Engine:
         """The group state every live model state agrees on, else ``?`` (before this request).
         States holding a request back in case a later one is handled first (the model's
         ``provisional``) do not count while a state in send order lives."""
-        name_of = getattr(self.model, "group_state", None) or (lambda s: getattr(s, "state", "?"))
-        states: Iterable[Any] = self.checker.states
-        provisional = getattr(self.model, "provisional", None)
-        if provisional is not None:
-            states = [s for s in self.checker.states if not provisional(s)] or self.checker.states
-        names = {str(name_of(s)) for s in states}
-        return names.pop() if len(names) == 1 else "?"
+        states = [s for s in self.checker.states if not self.model.provisional(s)]
+        names = {self.model.group_state(s) for s in states or self.checker.states}
+        name = names.pop() if len(names) == 1 else None
+        return "?" if name is None else name
 
     @property
     def divergence(self) -> Divergence | None:
@@ -157,11 +154,10 @@ class Engine:
         self.step += 1
         received: list[tuple[int, Response]] = []
         request_id: int | None = None
-        prepare = getattr(self.target, "prepare", None)
-        if prepare is not None and not isinstance(command, Tick):
+        if not isinstance(command, Tick):
             # e.g. open the client's connection now: a handshake reads other connections' answers,
             # which must be recorded before this request, as they arrived before it was written
-            prepare(command.client)
+            self.target.prepare(command.client)
         self._read_arrived(step, received)
         if not isinstance(command, Tick):
             self._settle(step, received)

@@ -1,20 +1,21 @@
 """One client interface, two implementations: what the engine sends commands to.
 
 A *target* answers group-protocol requests for one group. The engine talks to it only through
-:class:`Target`: ``send`` a request (never blocks), ``poll`` for the responses that arrived,
-read the target's clock. The real broker target lives in ``kgc.conformance.broker_target``;
-:class:`ModelTarget`
-here answers from the reference model itself, on a virtual clock, so the engine, the state machine
-and the trace tooling can run and be tested with no broker (and synthetic corpora can be made).
+:class:`Target`: ``prepare`` for a client's request, ``send`` it (never blocks), ``poll`` for the
+responses that arrived, read the target's clock. The real broker target lives in
+``kgc.conformance.broker_target``; :class:`ModelTarget` here answers from the reference model
+itself, on a virtual clock, so the engine, the state machine and the trace tooling can run and be
+tested with no broker (and synthetic corpora can be made).
 
 Faults go through a separate nemesis (``kgc.conformance.nemesis``), never through a target.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from kgc.model.checker import Model
 from kgc.model.commands import Request, Response
@@ -28,31 +29,39 @@ class Arrival:
     extras: dict[str, Any] | None = None  # e.g. {"latency_ms": 1.2, "version": 5}
 
 
-class Target(Protocol):
+class Target(ABC):
+    @abstractmethod
     def now_ms(self) -> float:
         """Milliseconds since the target was opened, on the clock the history uses."""
-        ...
 
+    def prepare(self, client: str) -> None:
+        """Get ready for a request of ``client`` before anything is read for this step (a broker
+        target opens the client's connection: its handshake reads answers that arrived before
+        the request is written). Default: nothing to do."""
+        return None
+
+    @abstractmethod
     def send(self, request_id: int, command: Request) -> None:
         """Write a request for ``command.client``; returns at once."""
-        ...
 
+    @abstractmethod
     def poll(self, timeout_ms: float) -> list[Arrival]:
         """Wait up to ``timeout_ms`` for responses; return those that arrived (maybe none)."""
-        ...
 
+    @abstractmethod
     def in_flight(self, client: str) -> bool:
         """Whether ``client`` has a request that has not been answered yet."""
-        ...
 
+    @abstractmethod
     def describe(self) -> dict[str, Any]:
         """Implementation, version, mode, nodes and config, for the trace manifest."""
-        ...
 
-    def close(self) -> None: ...
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections; the target is not used again."""
 
 
-class ModelTarget:
+class ModelTarget(Target):
     """A target that *is* the model: deterministic answers on a virtual clock.
 
     Where the model allows several outcomes, ``choose`` picks one (default: the first, which makes

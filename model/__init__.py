@@ -1,7 +1,7 @@
 """kgc.model: the pure reference model of Kafka's classic consumer group.
 
-``ClassicGroupModel(GroupConfig(profile=KAFKA_4_X, ...))`` implements the checker's ``Model``
-protocol; see ``model/RULES.md`` for every rule, its source and the tests that check it.
+``ClassicGroupModel(GroupConfig(profile=KAFKA_4_X, ...))`` is a checker ``Model``; see
+``model/RULES.md`` for every rule, its source and the tests that check it.
 """
 
 from kgc.model.group import ClassicGroupModel

@@ -26,9 +26,10 @@ The model stays pure: it never reads a clock; ``t`` always comes from the histor
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kgc.model.commands import Request, Response
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
@@ -36,33 +37,54 @@ from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
 S = TypeVar("S")
 
 
-class Model(Protocol[S]):
-    """What the checker needs from a model. States must be hashable (frozen dataclasses)."""
+class Model(ABC, Generic[S]):
+    """What the checker and the engine need from a model. States must be hashable (frozen
+    dataclasses).
 
+    A model is its six steps (abstract) and three hooks whose defaults suit a model with no group
+    states, no timers and no request held back: ``provisional`` (read by :meth:`Checker.due` and
+    by the engine's recorded group state), ``group_state`` (recorded on each ``Invoke``, derived
+    again by the pipeline's re-check) and ``timers`` (what the state machine's
+    ``tick_to_deadline`` aims at)."""
+
+    @abstractmethod
     def initial(self) -> S:
         """The state before any event."""
-        ...
 
+    @abstractmethod
     def advance(self, state: S, *, must_until: float, may_until: float) -> Iterable[S]:
         """Fire timers: every timer due at or before ``must_until`` fires; each timer due at or
         before ``may_until`` may fire. Returns every allowed successor (at least one)."""
-        ...
 
+    @abstractmethod
     def invoke(self, state: S, *, request_id: int, command: Request, at_ms: float) -> Iterable[S]:
         """Apply a request that arrives at ``at_ms``. Returns every allowed successor."""
-        ...
 
+    @abstractmethod
     def outbox(self, state: S) -> Mapping[int, tuple[Response, float]]:
         """Responses emitted and not yet delivered: request id -> (response, emitted at ms)."""
-        ...
 
+    @abstractmethod
     def deliver(self, state: S, request_id: int) -> S:
         """The state after the response to ``request_id`` has been read by the client."""
-        ...
 
+    @abstractmethod
     def fault(self, state: S, *, action: str, node: int, at_ms: float) -> Iterable[S]:
         """Apply a nemesis action. Models that do not model faults return ``[state]``."""
-        ...
+
+    def provisional(self, state: S) -> bool:
+        """Whether ``state`` holds a request back in case the broker handles a later one first.
+        While another state lives, such states do not count in :meth:`Checker.due`."""
+        return False
+
+    def group_state(self, state: S) -> str | None:
+        """Kafka's name of the group state ``state`` is in (``Stable``, …); None for a model
+        without group states."""
+        return None
+
+    def timers(self, state: S) -> list[tuple[float, str, str]]:
+        """Every pending timer as (deadline ms, kind name, key), sorted by deadline."""
+        return []
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,11 +172,9 @@ class Checker(Generic[S]):
         hold it back, the wait ends at the driver's hang timeout and the set keeps the states
         that explain the delay."""
         states = set(self._advance(self.states, at_ms))
-        provisional = getattr(self.model, "provisional", None)
-        if provisional is not None:
-            firm = [s for s in states if not provisional(s)]
-            if firm:
-                states = set(firm)
+        firm = [s for s in states if not self.model.provisional(s)]
+        if firm:
+            states = set(firm)
         sets = [frozenset(self.model.outbox(s)) for s in states]
         return frozenset.intersection(*sets) if sets else frozenset()
 

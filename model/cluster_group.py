@@ -60,6 +60,7 @@ from dataclasses import dataclass, replace
 from itertools import product
 from typing import Literal
 
+from kgc.model.checker import Model
 from kgc.model.commands import (
     DescribeGroups,
     DescribeGroupsResponse,
@@ -82,11 +83,12 @@ from kgc.model.commands import (
     SyncGroup,
     SyncGroupResponse,
 )
-from kgc.model.coordinator import (
+from kgc.model.coordinator import coordinator_for, errors_while_moving
+from kgc.model.errors import (
     COORDINATOR_NOT_AVAILABLE,
+    INVALID_SESSION_TIMEOUT,
+    NONE,
     NOT_COORDINATOR,
-    coordinator_for,
-    errors_while_moving,
 )
 from kgc.model.group import ClassicGroupModel
 from kgc.model.profiles import GroupConfig
@@ -97,7 +99,6 @@ Phase = Literal["serving", "loading"]
 # Worlds differ in when loading ended by this much at most (below CheckerConfig.late_ms, so the
 # world loaded just before the real moment fires the loaded members' timers within tolerance).
 LOAD_GRID_MS = 50.0
-NONE = "NONE"
 
 # (request id, client, response, emitted at ms): answers that do not come from the group itself
 Routed = tuple[int, str, Response, float]
@@ -279,8 +280,8 @@ def _error_response(command: Request, error: str, *, echo_member_id: bool = Fals
 _ZOMBIE_ANSWERS = (Heartbeat, OffsetFetch, DescribeGroups)
 
 
-class ClusterGroupModel:
-    """``Model[ClusterGroupState]``: :class:`ClassicGroupModel` under coordinator failover.
+class ClusterGroupModel(Model[ClusterGroupState]):
+    """:class:`ClassicGroupModel` under coordinator failover.
 
     ``coordinator`` is the node leading the group's ``__consumer_offsets`` partition when the run
     starts (default: from ``config.offsets_partition_leaders``), ``nodes`` every broker
@@ -318,7 +319,7 @@ class ClusterGroupModel:
     def __repr__(self) -> str:
         return f"ClusterGroupModel({self.config.profile.name}, nodes={sorted(self._initial.nodes)})"
 
-    # ------------------------------------------------------------------ Model protocol
+    # ------------------------------------------------------------------ Model
     def initial(self) -> ClusterGroupState:
         return self._initial
 
@@ -432,9 +433,7 @@ class ClusterGroupModel:
             # 4.x GroupCoordinatorService.joinGroup checks the session timeout before it routes
             # the request to a coordinator shard (observed on 4.3.1 from a non-coordinator); 3.9
             # checks the coordinator first (GroupCoordinator.handleJoinGroup)
-            invalid = JoinGroupResponse(
-                error="INVALID_SESSION_TIMEOUT", member_id=command.member_id
-            )
+            invalid = JoinGroupResponse(error=INVALID_SESSION_TIMEOUT, member_id=command.member_id)
             return [self._emit(state, request_id, client, invalid, at_ms)]
         if state.phase == "serving" and node == state.coordinator:
             out = []

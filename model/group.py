@@ -1,6 +1,6 @@
 """The classic group model: one group's coordinator as a pure, nondeterministic state machine.
 
-Role: implements the checker's ``Model`` protocol (``checker.py``) over
+Role: the checker's ``Model`` (``checker.py``) over
 :class:`~kgc.model.state.GroupState`, dispatching each request to the module that states its rules
 (``join``, ``sync``, ``heartbeat``, ``leave``, ``offsets``, ``describe``; ``rebalance`` holds the
 join phase shared by all of them) and firing the coordinator's timers.
@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from kgc.model.checker import Model
 from kgc.model.commands import (
     DescribeGroups,
     FindCoordinator,
@@ -111,8 +112,8 @@ def _coordinator_timer(state: GroupState) -> Timer | None:
     return best
 
 
-class ClassicGroupModel:
-    """The reference model of one classic consumer group (``Model[GroupState]``)."""
+class ClassicGroupModel(Model[GroupState]):
+    """The reference model of one classic consumer group."""
 
     def __init__(self, config: GroupConfig | None = None) -> None:
         self.config = config or GroupConfig()
@@ -120,9 +121,12 @@ class ClassicGroupModel:
     def __repr__(self) -> str:
         return f"ClassicGroupModel({self.config.profile.name})"
 
-    # ------------------------------------------------------------------ Model protocol
+    # ------------------------------------------------------------------ Model
     def initial(self) -> GroupState:
         return GroupState()
+
+    def group_state(self, state: GroupState) -> str:
+        return state.state
 
     def invoke(
         self, state: GroupState, *, request_id: int, command: Request, at_ms: float

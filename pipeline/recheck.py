@@ -51,24 +51,9 @@ def model_for(manifest: Mapping[str, Any]) -> Model[Any]:
     return model_from_manifest(dict(manifest))
 
 
-def group_state_name(model: Any, state: Any) -> str | None:
-    """Kafka's name of the group state a model state is in (``Stable``, …), if the model says."""
-    fn = getattr(model, "group_state", None)
-    if callable(fn):
-        return str(fn(state))
-    for attr in ("group_state", "state"):
-        value = getattr(state, attr, None)
-        if isinstance(value, str):
-            return value
-        name = getattr(value, "name", None) if value is not None else None
-        if isinstance(name, str):
-            return name
-    return None
-
-
-class _Observing:
-    """Delegates every call to ``inner``; records the group state of each state a request is
-    applied to. The checker cannot tell it from the model itself."""
+class _Observing(Model[Any]):
+    """Delegates every call to ``inner``; records the group state (``Model.group_state``) of
+    each state a request is applied to. The checker cannot tell it from the model itself."""
 
     def __init__(self, inner: Model[Any]) -> None:
         self.inner = inner
@@ -83,7 +68,7 @@ class _Observing:
     def invoke(
         self, state: Any, *, request_id: int, command: Request, at_ms: float
     ) -> Iterable[Any]:
-        name = group_state_name(self.inner, state)
+        name = self.inner.group_state(state)
         if name is not None:
             self.states.setdefault(request_id, set()).add(name)
         return self.inner.invoke(state, request_id=request_id, command=command, at_ms=at_ms)
@@ -96,6 +81,15 @@ class _Observing:
 
     def fault(self, state: Any, *, action: str, node: int, at_ms: float) -> Iterable[Any]:
         return self.inner.fault(state, action=action, node=node, at_ms=at_ms)
+
+    def provisional(self, state: Any) -> bool:
+        return self.inner.provisional(state)
+
+    def group_state(self, state: Any) -> str | None:
+        return self.inner.group_state(state)
+
+    def timers(self, state: Any) -> list[tuple[float, str, str]]:
+        return self.inner.timers(state)
 
 
 # ------------------------------------------------------------------------- divergence signatures

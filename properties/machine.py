@@ -750,9 +750,7 @@ class GroupMachine(RuleBasedStateMachine):
     def _tick_to(self, *, kind: str, which: int, side: str) -> None:
         if self.failed_check is not None:
             return
-        timers = getattr(self.engine.model, "timers", None)
-        if timers is None:
-            return
+        timers = self.engine.model.timers
         now = self.target.now_ms()
         # only deadlines the suite's own timeouts produce: Kafka's 5-minute new-member join
         # timeout is a deadline too, and waiting it out would stall the run for minutes

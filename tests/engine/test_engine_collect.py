@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from kgc.engine.loop import Engine, EngineConfig
-from kgc.engine.target import Arrival
-from kgc.model.checker import CheckerConfig, check
+from kgc.engine.target import Arrival, Target
+from kgc.model.checker import CheckerConfig, Model, check
 from kgc.model.commands import (
     DescribeGroups,
     DescribeGroupsResponse,
@@ -44,7 +44,7 @@ class ToyState:
     out: tuple[tuple[int, Response, float], ...] = ()
 
 
-class Toy:
+class Toy(Model[ToyState]):
     def initial(self) -> ToyState:
         return ToyState()
 
@@ -85,7 +85,7 @@ class Toy:
         return [state]
 
 
-class ScriptedTarget:
+class ScriptedTarget(Target):
     """A target on a virtual clock. ``answer(command)`` gives ``(response, delay_ms)`` or ``None``
     (never answered). ``poll`` returns as soon as an answer is due, like a ``select``."""
 

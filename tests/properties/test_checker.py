@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from kgc.model.checker import Checker, CheckerConfig, check
+from kgc.model.checker import Checker, CheckerConfig, Model, check
 from kgc.model.commands import (
     DescribeGroups,
     DescribeGroupsResponse,
@@ -29,7 +29,7 @@ class ToyState:
     out: tuple[tuple[int, Response, float], ...] = ()
 
 
-class Toy:
+class Toy(Model[ToyState]):
     def initial(self) -> ToyState:
         return ToyState()
 
