@@ -26,9 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from kgc.model.commands import TraceFormatError, to_json
-from kgc.model.history import Event, Invoke, Tick, event_from_json, event_to_json
+from kgc.model.history import Event, Invoke, Receive, Tick, event_from_json, event_to_json
+from kgc.model.profiles import release_of
 
 FORMAT_VERSION = 1
+# ``manifest.target.version`` when the target is no Apache Kafka release kgc knows: a broker kgc
+# did not start (``ExternalKafka``, ``ContainerKafka``) or the model itself (``ModelTarget``)
+UNKNOWN_VERSIONS = ("unknown", "model")
 
 
 class TraceError(Exception):
@@ -112,7 +116,67 @@ def _check_manifest(manifest: Any, where: str) -> dict[str, Any]:
             f"{where}: field 'manifest.format_version': {version!r} is not supported "
             f"(this kgc reads version {FORMAT_VERSION}); re-record the trace with this kgc"
         )
+    target = manifest.get("target")
+    kafka_version = target.get("version") if isinstance(target, dict) else None
+    if kafka_version is not None and kafka_version not in UNKNOWN_VERSIONS:
+        try:
+            release_of(kafka_version)
+        except ValueError as exc:
+            raise TraceError(
+                f"{where}: field 'manifest.target.version': {exc} (or one of "
+                f"{', '.join(UNKNOWN_VERSIONS)}); it chooses the model profile and the broker "
+                "a replay starts"
+            ) from None
     return manifest
+
+
+def _check_history(events: Sequence[Event], places: Sequence[tuple[str, str]]) -> None:
+    """A history the engine could have recorded. ``places[i]`` names event ``i``: where it is
+    (file and line, for the error) and a short label (``events[3]``, ``line 5``) for references.
+
+    The driver stamps invokes, ticks, quiets and faults from one monotonic clock as it records
+    them, so their times never go backwards; a receive carries the time its bytes arrived
+    (recorded later, possibly after another client's invoke), never before its own request was
+    sent. Request ids are the engine's counter: each invoked once, answered at most once, and
+    only after it was invoked."""
+    last: tuple[float, int] | None = None  # (at_ms, index) of the last driver-stamped event
+    invoked: dict[int, tuple[float, int]] = {}
+    answered: dict[int, int] = {}
+    for i, e in enumerate(events):
+        where = places[i][0]
+        if isinstance(e, Receive):
+            rid = e.request_id
+            if rid not in invoked:
+                raise TraceError(
+                    f"{where}: field 'request_id': request {rid} is answered but was never "
+                    "invoked before this event"
+                )
+            if rid in answered:
+                raise TraceError(
+                    f"{where}: field 'request_id': request {rid} is answered twice "
+                    f"(also at {places[answered[rid]][1]})"
+                )
+            if e.at_ms < invoked[rid][0]:
+                raise TraceError(
+                    f"{where}: field 'at_ms': time goes backwards: request {rid} answered at "
+                    f"{e.at_ms} ms, before it was invoked at {invoked[rid][0]} ms "
+                    f"({places[invoked[rid][1]][1]})"
+                )
+            answered[rid] = i
+            continue
+        if last is not None and e.at_ms < last[0]:
+            raise TraceError(
+                f"{where}: field 'at_ms': time goes backwards: {e.at_ms} ms, after "
+                f"{last[0]} ms at {places[last[1]][1]}"
+            )
+        last = (e.at_ms, i)
+        if isinstance(e, Invoke):
+            if e.request_id in invoked:
+                raise TraceError(
+                    f"{where}: field 'request_id': duplicate request id {e.request_id} "
+                    f"(also invoked at {places[invoked[e.request_id][1]][1]})"
+                )
+            invoked[e.request_id] = (e.at_ms, i)
 
 
 def load(path: str | Path) -> Trace:
@@ -137,10 +201,12 @@ def load(path: str | Path) -> Trace:
     if not isinstance(raw_events, list):
         raise TraceError(f"{p}: field 'events': expected a list")
     events, extras = [], []
-    for i, obj in enumerate(raw_events):
-        e, x = _parse_event(obj, f"{p}: events[{i}]")
+    places = [(f"{p}: events[{i}]", f"events[{i}]") for i in range(len(raw_events))]
+    for obj, (where, _) in zip(raw_events, places, strict=True):
+        e, x = _parse_event(obj, where)
         events.append(e)
         extras.append(x)
+    _check_history(events, places)
     result = doc.get("result")
     return Trace(manifest=manifest, events=events, result=result, extras=extras)
 
@@ -150,6 +216,7 @@ def _load_jsonl(p: Path, text: str) -> Trace:
     result: dict[str, Any] | None = None
     events: list[Event] = []
     extras: list[dict[str, Any]] = []
+    places: list[tuple[str, str]] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -169,8 +236,10 @@ def _load_jsonl(p: Path, text: str) -> Trace:
             e, x = _parse_event(obj, where)
             events.append(e)
             extras.append(x)
+            places.append((where, f"line {lineno}"))
     if manifest is None:
         raise TraceError(f"{p}: empty trace (no manifest line)")
+    _check_history(events, places)
     return Trace(manifest=manifest, events=events, result=result, extras=extras)
 
 

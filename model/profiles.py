@@ -29,6 +29,7 @@ profile (it is close to, but not the same code as, 4.x).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 INT32_MAX = 2**31 - 1
@@ -173,9 +174,24 @@ KAFKA_3_9 = Profile(
 PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_4_X, KAFKA_3_9)}
 
 
+_RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.\d+)*(?:-[0-9A-Za-z.]+)?")
+
+
+def release_of(kafka_version: str) -> tuple[int, int]:
+    """``(major, minor)`` of an Apache Kafka release string such as ``"4.3.1"``, ``"3.9.2"`` or
+    ``"4.1.0-SNAPSHOT"``. Raises ``ValueError`` naming the string for anything else (``"v23.2.1"``
+    is another product's version, not a Kafka release)."""
+    match = _RELEASE.fullmatch(kafka_version) if isinstance(kafka_version, str) else None
+    if match is None:
+        raise ValueError(
+            f"{kafka_version!r} is not an Apache Kafka release number such as 4.3.1 or 3.9.2"
+        )
+    return int(match.group(1)), int(match.group(2))
+
+
 def profile_for_version(kafka_version: str) -> Profile:
     """The profile for a Kafka release string such as ``"4.3.1"`` or ``"3.9.2"``."""
-    major_minor = tuple(int(x) for x in kafka_version.split(".")[:2])
+    major_minor = release_of(kafka_version)
     if major_minor >= (4, 0):
         return KAFKA_4_X
     if major_minor == (3, 9):

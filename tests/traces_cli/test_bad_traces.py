@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from kgc.engine import traces
+from kgc.model import profile_for_version
 
 GOOD_MANIFEST = {
     "format_version": 1,
@@ -115,3 +117,115 @@ def test_analyze_bad_model_record_is_one_line_error(tmp_path: Path, name: str) -
     assert str(bad) in lines[0] and field in lines[0], lines[0]
     assert out.stdout == ""  # refused before any verdict, the good trace's included
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# Histories no engine could have recorded. Each one used to be analysed as if it were real (two of
+# them passed, one was reported as a broker divergence, one crashed on int("v23")); the loader
+# refuses them, so every front end does.
+
+
+def _jsonl(manifest: dict, events: list[dict]) -> str:
+    lines = [{"kind": "manifest", **manifest}, *events]
+    return "".join(json.dumps(obj) + "\n" for obj in lines)
+
+
+def _invoke(request_id: int, at_ms: float) -> dict:
+    return {**INVOKE, "request_id": request_id, "at_ms": at_ms, "step": request_id}
+
+
+def _receive(request_id: int, at_ms: float) -> dict:
+    return {
+        "kind": "receive",
+        "step": request_id,
+        "at_ms": at_ms,
+        "request_id": request_id,
+        "response": {"type": "DescribeGroupsResponse", "error": "NONE", "group_state": "Dead"},
+    }
+
+
+def _refused(tmp_path: Path, command: str, name: str, text: str) -> str:
+    """Run ``kgc <command>`` on the file: exit 2, one line naming the file, nothing changed."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    bad = folder / name
+    bad.write_text(text)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    extra = ["--bootstrap-server", "127.0.0.1:1"] if command == "replay" else []
+    out = _kgc(command, str(bad), *extra)
+    assert out.returncode == 2, out
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert out.stdout == ""
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_time_going_backwards_is_refused(tmp_path: Path, command: str) -> None:
+    # c1's second request is stamped 50 ms after its first at 100 ms: the driver stamps its
+    # requests from one monotonic clock, in the order it records them
+    text = _jsonl(GOOD_MANIFEST, [_invoke(0, 100.0), _receive(0, 101.0), _invoke(1, 50.0)])
+    line = _refused(tmp_path, command, "backwards.jsonl", text)
+    assert f"{tmp_path / 'traces' / 'backwards.jsonl'}:4: field 'at_ms'" in line, line
+    assert "time goes backwards" in line and "line 2" in line, line
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_answer_before_its_request_is_refused(tmp_path: Path, command: str) -> None:
+    # request 0 is answered at 5 ms but was only sent at 10 ms
+    doc = {"manifest": GOOD_MANIFEST, "events": [_invoke(0, 10.0), _receive(0, 5.0)]}
+    line = _refused(tmp_path, command, "early-answer.json", json.dumps(doc))
+    assert f"{tmp_path / 'traces' / 'early-answer.json'}: events[1]: field 'at_ms'" in line, line
+    assert "before it was invoked" in line, line
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_duplicate_request_id_is_refused(tmp_path: Path, command: str) -> None:
+    # two requests both numbered 0: which one an answer belongs to is ambiguous
+    doc = {"manifest": GOOD_MANIFEST, "events": [_invoke(0, 1.0), {**_invoke(0, 2.0), "step": 1}]}
+    line = _refused(tmp_path, command, "duplicate-id.json", json.dumps(doc))
+    assert f"{tmp_path / 'traces' / 'duplicate-id.json'}: events[1]: field 'request_id'" in line
+    assert "duplicate request id 0" in line and "events[0]" in line, line
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_receive_for_a_request_never_invoked_is_refused(tmp_path: Path, command: str) -> None:
+    # an answer to request 7, which the history never sent: a broken file, not a broker divergence
+    text = _jsonl(GOOD_MANIFEST, [_invoke(0, 1.0), _receive(7, 2.0)])
+    line = _refused(tmp_path, command, "orphan-answer.jsonl", text)
+    assert f"{tmp_path / 'traces' / 'orphan-answer.jsonl'}:3: field 'request_id'" in line, line
+    assert "request 7" in line and "never invoked" in line, line
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+@pytest.mark.parametrize("with_model", [True, False], ids=["model-recorded", "model-from-version"])
+def test_unparsable_target_version_is_refused(
+    tmp_path: Path, command: str, with_model: bool
+) -> None:
+    # another product's version string where a Kafka release is expected: it picks the model
+    # profile (when the manifest records no model) and the broker a replay starts
+    manifest = {**GOOD_MANIFEST, "target": {"implementation": "other", "version": "v23.2.1"}}
+    if not with_model:
+        del manifest["model"]
+    line = _refused(tmp_path, command, "version.jsonl", _jsonl(manifest, [_invoke(0, 1.0)]))
+    assert f"{tmp_path / 'traces' / 'version.jsonl'}:1: field 'manifest.target.version'" in line
+    assert "'v23.2.1' is not an Apache Kafka release number" in line, line
+
+
+def test_profile_for_an_unparsable_version_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"'v23\.2\.1' is not an Apache Kafka release number"):
+        profile_for_version("v23.2.1")
+
+
+def test_answer_recorded_after_a_later_request_loads(tmp_path: Path) -> None:
+    # what the engine really records: c1's answer arrived at 3 ms but was read after c2's request
+    # was sent at 4 ms (answers carry their arrival time, requests the time they were sent);
+    # unknown and model targets carry placeholder versions
+    second = {**_invoke(1, 4.0), "command": {**INVOKE["command"], "client": "c2"}}
+    for version in ("unknown", "model", "4.1.0-SNAPSHOT"):
+        manifest = {**GOOD_MANIFEST, "target": {"implementation": "x", "version": version}}
+        path = tmp_path / f"{version}.jsonl"
+        path.write_text(
+            _jsonl(manifest, [_invoke(0, 1.0), second, _receive(0, 3.0), _receive(1, 5.0)])
+        )
+        assert len(traces.load(path).events) == 4
