@@ -89,9 +89,8 @@ def model_for(
 
 
 def model_from_manifest(manifest: dict[str, Any]) -> Any:
-    """The model a trace was checked with, rebuilt from its manifest: ``ClassicGroupModel``,
-    ``ClusterGroupModel`` (the fault-mixed classic suite) or ``FailoverModel`` (the failover
-    driver's scenarios), by the ``model.name`` the trace recorded."""
+    """The model a trace was checked with, rebuilt from its manifest: ``ClassicGroupModel`` or
+    ``ClusterGroupModel`` (traces with faults), by the ``model.name`` the trace recorded."""
     record = manifest.get("model") or {}
     if not record:
         record = model_manifest(manifest.get("target") or {}, reorder=False)
@@ -99,12 +98,10 @@ def model_from_manifest(manifest: dict[str, Any]) -> Any:
     name = record.get("name", "ClassicGroupModel")
     if name == "ClusterGroupModel":
         return build_cluster(record, group_id)
-    if name == "FailoverModel":
-        return build_failover(record)
     if name != "ClassicGroupModel":
         raise ValueError(
             f"field 'manifest.model.name': unknown model {name!r} "
-            "(known: ClassicGroupModel, ClusterGroupModel, FailoverModel)"
+            "(known: ClassicGroupModel, ClusterGroupModel)"
         )
     return build(record, group_id)
 
@@ -127,48 +124,3 @@ def build_cluster(model: dict[str, Any], group_id: str) -> Any:
             f"field 'manifest.model.coordinator': expected a node id, got {coordinator!r}"
         )
     return ClusterGroupModel(classic.config, coordinator=coordinator)
-
-
-def failover_manifest(
-    *,
-    record: Any,
-    coordinator: int,
-    nodes: list[int],
-    offsets: Any = (),
-    started_at_ms: float = 0.0,
-) -> dict[str, Any]:
-    """The manifest's ``model`` record for :class:`~kgc.model.failover.FailoverModel`."""
-    import dataclasses
-
-    return {
-        "name": "FailoverModel",
-        "record": dataclasses.asdict(record),
-        "coordinator": coordinator,
-        "nodes": list(nodes),
-        "offsets": [dataclasses.asdict(o) for o in offsets],
-        "started_at_ms": started_at_ms,
-    }
-
-
-def build_failover(model: dict[str, Any]) -> Any:
-    from kgc.model.failover import CommittedOffset, FailoverModel, GroupRecord, PersistedMember
-
-    raw = model.get("record")
-    if not isinstance(raw, dict):
-        raise ValueError(
-            "field 'manifest.model.record': a FailoverModel trace must record the group it "
-            "started from (generation, members); re-record it with this kgc"
-        )
-    try:
-        members = tuple(PersistedMember(**m) for m in raw.get("members", ()))
-        record = GroupRecord(**{**raw, "members": members})
-        offsets = tuple(CommittedOffset(**o) for o in model.get("offsets", ()))
-        return FailoverModel(
-            record=record,
-            coordinator=int(model["coordinator"]),
-            nodes=[int(n) for n in model.get("nodes", ())],
-            offsets=offsets,
-            started_at_ms=float(model.get("started_at_ms", 0.0)),
-        )
-    except (TypeError, KeyError, ValueError) as exc:
-        raise ValueError(f"field 'manifest.model': bad FailoverModel record: {exc}") from None

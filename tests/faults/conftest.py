@@ -4,7 +4,8 @@
   Kafka ``KGC_FAULTS_KRAFT_VERSION`` (default 4.3.1), with short broker sessions
   (``broker.session.timeout.ms=3000``, heartbeat 500 ms) so fencing shows within seconds.
 * ``zk3``: three brokers of Kafka ``KGC_FAULTS_ZK_VERSION`` (default 3.9.2) and one ZooKeeper, with
-  ``zookeeper.session.timeout.ms=4000`` so a paused controller loses its session quickly.
+  ``zookeeper.session.timeout.ms=4000`` so a paused controller loses its session quickly, and no
+  preferred-leader elections of their own.
 * ``kraft_nemesis`` / ``zk_nemesis``: a :class:`~kgc.conformance.nemesis.Nemesis` on that cluster.
   Its finalizer runs even when the test fails: it resumes every paused node, restarts every killed
   one, and waits until the cluster is whole again (all brokers listed and unfenced), so a failing
@@ -33,11 +34,13 @@ KRAFT_CONFIG = {
     "broker.session.timeout.ms": 3000,
     "broker.heartbeat.interval.ms": 500,
     # no preferred-leader elections in the middle of a run: a group's coordinator moves only when
-    # the nemesis makes it (test_fault_suite.py's model counts on that)
+    # the nemesis makes it (ClusterGroupModel counts on that: test_fault_suite.py,
+    # test_coordinator_failover.py)
     "auto.leader.rebalance.enable": "false",
 }
 ZK_CONFIG = {
     "zookeeper.session.timeout.ms": 4000,
+    "auto.leader.rebalance.enable": "false",  # as on KRaft, for test_coordinator_failover.py
 }
 
 

@@ -1,150 +1,277 @@
 """Group coordinator failover, live: kill (then, separately, pause) the broker coordinating a Stable
 group in the middle of a run, on KRaft (Kafka 4.x) and ZooKeeper (Kafka 3.9) clusters; the members
 rediscover the coordinator, and everything they saw is checked against
-:class:`kgc.model.failover.FailoverModel`.
+:class:`~kgc.model.cluster_group.ClusterGroupModel`.
 
-The history (requests, answers, the nemesis action) is folded by the same checker the differential
-engine uses. A deliberately broken model that forgets the persisted generation on load is folded
-over the *same* history and must diverge — the real broker's answers catch it.
+The scenario runs on the fault suite's own machinery, driven rule by rule instead of drawn:
+a :class:`~kgc.conformance.fault_suite.FaultGroupMachine` (the engine, a
+:class:`~kgc.conformance.fault_suite.FailoverBrokerTarget`, the nemesis with the settle wait after
+each fault, the model folding every event as it is recorded). ``form_group`` forms a Stable group
+of c1 and c2, c1 commits, and the aimed ``coordinator_failover`` rule kills or pauses the node
+coordinating the group; then each member does what a consumer does — FindCoordinator, the request,
+and again after a routing answer or none. What Kafka's rules say survives a failover is read
+straight off the broker's answers: the generation, the members and their assignments, the
+committed offsets. The same history folded with the broken variant ``failover-forgets-generation``
+(the new coordinator loads the group at generation 0) must diverge: the real broker's answers
+catch it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kgc.conformance.failover_driver import VERSIONS, GroupDriver
+from kgc.conformance.brokerconfig import facts
+from kgc.conformance.client import ClientError, Cluster, create_topics, error_name
+from kgc.conformance.fault_suite import (
+    FAILOVER_BACKOFF_MS,
+    FAILOVER_TRIES,
+    ROUTING_ERRORS,
+    FailoverBrokerTarget,
+    FaultGroupMachine,
+    agree_on_coordinator,
+    fault_machine_for,
+    replay_faulty,
+    settle_all,
+)
 from kgc.conformance.nemesis import fault_steps
+from kgc.conformance.session import description_of
 from kgc.engine import traces
-from kgc.engine.registry import failover_manifest
+from kgc.engine.broken import broken
+from kgc.engine.registry import build_cluster, cluster_manifest
 from kgc.model import commands as m
 from kgc.model.checker import CheckerConfig, check
-from kgc.model.failover import (
-    FailoverModel,
-    FailoverRules,
-    GroupRecord,
-    LoadedGroup,
-)
+from kgc.properties.machine import TOPIC_PARTITIONS, SuiteContext, assignment_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
-CHECKER = CheckerConfig(late_ms=1000.0, early_ms=100.0)
+# JoinGroup v5 (the KIP-394 member-id handshake), SyncGroup v3, Heartbeat v4, OffsetCommit v8,
+# OffsetFetch v7, DescribeGroups v5, FindCoordinator v3: accepted by Kafka 3.9 and 4.x
+VI = 1
+SESSION_MS = 30_000
 
 
-class ForgetsGeneration(FailoverRules):
-    """Deliberately broken: the new coordinator forgets the persisted generation and members."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failover:
+    """What the scenario saw: the trace, and the answers the assertions read."""
 
-    def load(self, record: GroupRecord, at_ms: float) -> LoadedGroup:
-        return super().load(GroupRecord(generation_id=0), at_ms)
+    trace: traces.Trace
+    coordinator: int
+    new_coordinator: int
+    formed: tuple[tuple[str, str], ...]  # (member id, assignment) of the Stable group formed
+    after: dict[str, m.Response | None]  # each member's heartbeat after the failover
+    committed: m.Response | None
+    offsets: m.Response | None
+    stale: m.Response | None
+    described: m.Response | None
 
 
-def heartbeat(client: str, member: str, generation: int) -> m.Heartbeat:
-    return m.Heartbeat(
-        client=client, member_id=member, generation_id=generation, version=VERSIONS["Heartbeat"]
+def create_topic(cluster: Cluster, topic: str, *, deadline_s: float = 30.0) -> None:
+    """CreateTopics through the controller (a ZooKeeper-mode broker answers ``NOT_CONTROLLER``;
+    KRaft brokers forward), replicated on every node; then wait until every partition has a
+    leader."""
+    cluster.refresh_metadata()
+    handle = create_topics(
+        cluster.connection(cluster.controller_id),
+        [(topic, TOPIC_PARTITIONS, len(cluster.brokers))],
+    )
+    cluster.poller.wait([handle], deadline_s)
+    for t in handle.result().topics:
+        assert error_name(t.error_code) in ("NONE", "TOPIC_ALREADY_EXISTS"), t
+    end = time.monotonic() + deadline_s
+    while True:
+        try:
+            leaders = cluster.partition_leaders(topic)
+            if len(leaders) == TOPIC_PARTITIONS and all(n >= 0 for n in leaders.values()):
+                return
+        except ClientError:
+            pass
+        assert time.monotonic() < end, f"topic {topic!r} has no leaders after {deadline_s} s"
+        time.sleep(0.1)
+
+
+def failover_machine(
+    broker: Any, nemesis: Any, cluster: Cluster, group_id: str, topic: str, scenario: str
+) -> FaultGroupMachine:
+    """A fault machine for ``group_id`` on ``broker``, as ``run_fault_suite`` builds one for an
+    example: the cluster settled, a target on the coordinator every node agrees on, the
+    fault-aware model built for that coordinator (its record goes into the trace's manifest)."""
+    description = {**description_of(broker), **facts(cluster)}
+    partitions = int(description["group_config"].get("offsets.topic.num.partitions", 50))
+    create_topic(cluster, topic)
+    settle_all(cluster, set(cluster.brokers))
+    models: list[dict[str, Any]] = []
+    targets: list[FailoverBrokerTarget] = []
+
+    def open_target(gid: str) -> FailoverBrokerTarget:
+        end = time.monotonic() + 30.0
+        while True:
+            leader = agree_on_coordinator(cluster, gid, partitions)
+            target = FailoverBrokerTarget(cluster, gid, description=description, nemesis=nemesis)
+            if target.coordinator_id == leader or time.monotonic() > end:
+                break  # (a disagreement left at the deadline shows as a divergence)
+            target.close()
+            time.sleep(0.1)
+        targets.append(target)
+        return target
+
+    def new_model(gid: str) -> Any:
+        record = cluster_manifest({**description, **facts(cluster)}, targets[-1].coordinator_id)
+        models.append(record)
+        return build_cluster(record, gid)
+
+    context = SuiteContext(
+        open_target=open_target,
+        new_model=new_model,
+        scenario=scenario,
+        profile="faults",
+        checker_config=CheckerConfig(),
+        topic=topic,
+    )
+    context.new_group_id = lambda: group_id
+    machine_cls = fault_machine_for(
+        context, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
+    )
+    machine_cls.models = models  # type: ignore[attr-defined]
+    return machine_cls()
+
+
+def answer(machine: FaultGroupMachine, client: str) -> m.Response | None:
+    """The answer to ``client``'s latest request, or None if none came."""
+    engine = machine.engine
+    mine = [rid for rid, c in engine.requests.items() if c.client == client]
+    if not mine:
+        return None
+    return next(
+        (e.response for e in engine.events if e.kind == "receive" and e.request_id == max(mine)),
+        None,
     )
 
 
-def commit(client: str, member: str, generation: int, topic: str, offset: int) -> m.OffsetCommit:
-    return m.OffsetCommit(
-        client=client,
-        member_id=member,
-        generation_id=generation,
-        offsets=(m.TopicPartitionOffset(topic=topic, partition=0, offset=offset),),
-        version=VERSIONS["OffsetCommit"],
-    )
+def error_of(response: m.Response) -> str:
+    parts = getattr(response, "partitions", None)
+    if isinstance(response, m.OffsetCommitResponse) and parts:
+        return str(parts[0].error)
+    return str(getattr(response, "error", "NONE"))
 
 
-def fetch(client: str, topic: str) -> m.OffsetFetch:
-    return m.OffsetFetch(
-        client=client,
-        partitions=(m.TopicPartition(topic=topic, partition=0),),
-        version=VERSIONS["OffsetFetch"],
-    )
+def until_answered(machine: FaultGroupMachine, client: str, send: Any) -> m.Response | None:
+    """What a consumer does after a failover, as ``coordinator_failover`` does it: FindCoordinator
+    (its connection moves to the node named), the request; on a routing answer or none, back off
+    and again. Returns the last answer."""
+    response = None
+    for attempt in range(FAILOVER_TRIES):
+        if attempt:
+            machine.tick(FAILOVER_BACKOFF_MS)
+        machine.find_coordinator(client, VI)
+        send()
+        response = answer(machine, client)
+        if response is not None and error_of(response) not in ROUTING_ERRORS:
+            break
+    return response
 
 
 def run_failover(
-    cluster: Any, nemesis: Any, group_id: str, topic: str, action: str, say: Any
-) -> tuple[list[Any], Any, dict[str, Any]]:
-    """The scenario; returns the recorded history, the member-id map it used and the manifest's
-    model record (a FailoverModel starting from the formed group)."""
-    driver = GroupDriver(cluster.bootstrap_servers, group_id, nemesis=nemesis, log=say)
+    broker: Any, nemesis: Any, group_id: str, topic: str, action: str, say: Any
+) -> Failover:
+    """The scenario on ``broker``; asserts that the model explained every answer and that the
+    broken variant does not."""
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-failover")
+    machine = failover_machine(
+        broker, nemesis, cluster, group_id, topic, f"coordinator-failover-{action}"
+    )
     try:
-        driver.create_topic(topic, partitions=1, replication_factor=3)
-        record = driver.form_group(["c1", "c2"])
-        gen = record.generation_id
-        coordinator = driver.coordinator_of("c1")
-        assert coordinator is not None
-        members = dict(driver.member_ids)
-        say(f"group {group_id}: generation {gen} on node {coordinator}, leader {record.leader}")
+        c1, c2 = (
+            machine.first_client(
+                session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
+            ),
+            machine.second_client(
+                session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
+            ),
+        )
+        machine.form_group(([c1, c2], VI, True, "stay"))
+        synced = [answer(machine, c) for c in (c1, c2)]
+        assert all(isinstance(r, m.SyncGroupResponse) and r.error == "NONE" for r in synced), (
+            f"no Stable group formed: {synced}\n{machine.report()}"
+        )
+        views = machine.views
+        gen = views[c1].generation_id
+        leader = c1 if views[c1].leader else c2
+        formed = tuple(
+            (a.member_id, a.assignment) for a in assignment_for(views[leader].members, topic)
+        )
+        target = machine.target
+        assert isinstance(target, FailoverBrokerTarget)
+        coordinator = target.coordinator_id
+        say(f"group {group_id}: generation {gen} on node {coordinator}, members {formed}")
 
-        driver.recording = True
-        start_ms = driver.now_ms()
-        assert driver.call(commit("c1", members["c1"], gen, topic, 5)) == m.OffsetCommitResponse(
+        machine.commit(c1, VI, "current", 5)
+        assert answer(machine, c1) == m.OffsetCommitResponse(
             partitions=(m.PartitionError(topic=topic, partition=0, error="NONE"),)
         )
-        driver.call(heartbeat("c2", members["c2"], gen))
+        machine.heartbeat(c2, VI, "current")
 
-        driver.fault(action, coordinator)
-
-        after: dict[str, m.Response] = {}
-        for c in ("c1", "c2"):
-            after[c] = driver.until_answered(lambda c=c: heartbeat(c, members[c], gen))
-        new_coordinator = driver.coordinator_of("c1")
-        driver.until_answered(lambda: commit("c1", members["c1"], gen, topic, 9))
-        offsets = driver.until_answered(lambda: fetch("c2", topic))
-        stale = driver.until_answered(lambda: heartbeat("c2", members["c2"], gen - 1))
-        described = driver.until_answered(lambda: m.DescribeGroups(client="c1", version=5))
+        # kill or pause the coordinator (then settle); c1 rediscovers it and heartbeats
+        machine.coordinator_failover(([c1, c2], action, "heartbeat", VI))
+        after = {
+            c1: answer(machine, c1),
+            c2: until_answered(machine, c2, lambda: machine.heartbeat(c2, VI, "current")),
+        }
+        new_coordinator = target.route(c1)
+        committed = until_answered(machine, c1, lambda: machine.commit(c1, VI, "current", 9))
+        offsets = until_answered(machine, c2, lambda: machine.fetch(c2, VI))
+        stale = until_answered(machine, c2, lambda: machine.heartbeat(c2, VI, "stale"))
+        described = until_answered(machine, c1, lambda: machine.describe(c1, VI))
 
         if action == "pause":
-            driver.fault("resume", coordinator)
-            # a member still talking to the old coordinator after it resumed
-            driver.call(heartbeat("c1", members["c1"], gen), node=coordinator)
+            machine.nemesis_resume(0)
+            # a connection that still goes to the old coordinator after it resumed: a client
+            # that never rediscovered, with c1's member id and generation
+            c3 = machine.new_client(
+                session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
+            )
+            machine.engine.execute(
+                m.Heartbeat(client=c3, member_id=views[c1].member_id, generation_id=gen, version=4)
+            )
         else:
-            driver.fault("restart", coordinator)
-        driver.until_answered(lambda: heartbeat("c1", members["c1"], gen))
-        events = list(driver.events)
+            machine.nemesis_restart(0)
+        until_answered(machine, c1, lambda: machine.heartbeat(c1, VI, "current"))
+        machine.engine.finish()
+        trace = machine.trace()
+        assert machine.engine.divergence is None, machine.report()
     finally:
-        driver.close()
+        try:
+            machine.teardown()
+        finally:
+            cluster.close()
 
+    events = trace.events
     say(f"coordinator {coordinator} -> {new_coordinator}; {len(events)} events")
-    assert new_coordinator != coordinator
-    # what Kafka's rules say survives the failover (read straight off the broker's answers)
-    assert after == {
-        "c1": m.HeartbeatResponse(error="NONE"),
-        "c2": m.HeartbeatResponse(error="NONE"),
-    }
-    assert stale == m.HeartbeatResponse(error="ILLEGAL_GENERATION")
-    assert isinstance(offsets, m.OffsetFetchResponse)
-    assert [(p.offset, p.error) for p in offsets.partitions] == [(9, "NONE")]
-    assert isinstance(described, m.DescribeGroupsResponse)
-    assert described.group_state == "Stable"
-    assert [(x.member_id, x.assignment) for x in described.members] == [
-        (p.member_id, p.assignment) for p in record.members
+    say(traces.render(trace))
+    assert [(a, n) for _, a, n in fault_steps(events)] == [
+        (action, coordinator),
+        ("resume" if action == "pause" else "restart", coordinator),
     ]
-
-    def model(rules: FailoverRules | None = None) -> FailoverModel:
-        return FailoverModel(
-            record=record,
-            coordinator=coordinator,
-            nodes=cluster.node_ids,
-            offsets=(),
-            started_at_ms=start_ms,
-            rules=rules,
-        )
-
-    divergence = check(model(), events, CHECKER)
-    assert divergence is None, f"{divergence.reason}\nallowed: {divergence.allowed}"
-    broken = check(model(ForgetsGeneration()), events, CHECKER)
-    assert broken is not None, "a model that forgets the generation explained the broker"
-    say(f"broken model diverged at event {broken.index}: {broken.reason}")
-    model_record = failover_manifest(
-        record=record, coordinator=coordinator, nodes=cluster.node_ids, started_at_ms=start_ms
+    with broken("failover-forgets-generation"):
+        diverged = check(build_cluster(trace.manifest["model"], group_id), events)
+    assert diverged is not None, "a model that forgets the generation explained the broker"
+    say(f"broken model diverged at event {diverged.index}: {diverged.reason}")
+    return Failover(
+        trace=trace,
+        coordinator=coordinator,
+        new_coordinator=new_coordinator,
+        formed=formed,
+        after=after,
+        committed=committed,
+        offsets=offsets,
+        stale=stale,
+        described=described,
     )
-    return events, driver.ids, model_record
 
 
 @pytest.mark.parametrize("action", ["kill", "pause"])
@@ -161,7 +288,24 @@ def test_coordinator_failover_keeps_generation_members_and_offsets(
     # Scala GroupCoordinator. The same rules hold for both.
     cluster = request.getfixturevalue("kraft3" if mode == "kraft" else "zk3")
     nemesis = request.getfixturevalue("kraft_nemesis" if mode == "kraft" else "zk_nemesis")
-    run_failover(cluster, nemesis, kgc_group_id, kgc_topic, action, say)
+    seen = run_failover(cluster, nemesis, kgc_group_id, kgc_topic, action, say)
+    # what Kafka's rules say survives the failover (read straight off the broker's answers)
+    assert seen.new_coordinator != seen.coordinator
+    assert seen.after == {
+        "c1": m.HeartbeatResponse(error="NONE"),
+        "c2": m.HeartbeatResponse(error="NONE"),
+    }
+    assert seen.committed == m.OffsetCommitResponse(
+        partitions=(m.PartitionError(topic=kgc_topic, partition=0, error="NONE"),)
+    )
+    assert seen.stale == m.HeartbeatResponse(error="ILLEGAL_GENERATION")
+    assert isinstance(seen.offsets, m.OffsetFetchResponse), seen.offsets
+    assert [(p.offset, p.error) for p in seen.offsets.partitions] == [(9, "NONE")]
+    assert isinstance(seen.described, m.DescribeGroupsResponse), seen.described
+    assert seen.described.group_state == "Stable"
+    assert sorted((x.member_id, x.assignment) for x in seen.described.members) == sorted(
+        seen.formed
+    )
 
 
 def test_failover_trace_replays_with_the_same_faults_at_the_same_steps(
@@ -172,24 +316,13 @@ def test_failover_trace_replays_with_the_same_faults_at_the_same_steps(
     say: Any,
     tmp_path: Path,
 ) -> None:
-    events, ids, model_record = run_failover(
-        kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "pause", say
-    )
-    manifest = traces.new_manifest(
-        target=kraft3.describe(),
-        group_id=kgc_group_id,
-        seed=None,
-        profile="faults",
-        scenario="coordinator-failover-pause",
-        model=model_record,
-        checker=dataclasses.asdict(CHECKER),
-    )
-    saved = traces.save(traces.Trace(manifest=manifest, events=events), tmp_path / "failover.json")
+    seen = run_failover(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "pause", say)
+    saved = traces.save(seen.trace, tmp_path / "failover.json")
     loaded = traces.load(saved)
     recorded = fault_steps(loaded.events)
-    assert recorded == fault_steps(events)
+    assert recorded == fault_steps(seen.trace.events)
     assert [a for _, a, _ in recorded] == ["pause", "resume"]
-    # the saved trace re-checks with no broker, through the FailoverModel its manifest rebuilds
+    # the saved trace re-checks with no broker, through the ClusterGroupModel its manifest rebuilds
     analyzed = subprocess.run(
         [sys.executable, "-m", "kgc.cli", "analyze", str(saved)],
         capture_output=True,
@@ -197,13 +330,8 @@ def test_failover_trace_replays_with_the_same_faults_at_the_same_steps(
         timeout=120,
     )
     assert analyzed.returncode == 0 and "PASS" in analyzed.stdout, analyzed.stdout + analyzed.stderr
-    # replay on the same group with the same members (the recording's id map)
-    driver = GroupDriver(
-        kraft3.bootstrap_servers, kgc_group_id, nemesis=kraft_nemesis, ids=ids, log=say
-    )
-    try:
-        replayed = driver.replay(loaded.events)
-    finally:
-        driver.close()
-    say(f"recorded faults {recorded}; replayed {fault_steps(replayed)}")
-    assert fault_steps(replayed) == recorded
+    # replay: a fresh group the same node coordinates, the same commands, the same faults
+    replayed = replay_faulty(kraft3, loaded)
+    say(f"recorded faults {recorded}; replayed {fault_steps(replayed.trace.events)}")
+    assert fault_steps(replayed.trace.events) == recorded
+    assert replayed.engine.divergence is None, traces.render(replayed.trace)
