@@ -4,7 +4,7 @@ coordinator that may die, stall, move and reload.
 Role: the checker's ``Model`` for the fault-mixed differential suite
 (``kgc.conformance.fault_suite``). It wraps :class:`~kgc.model.group.ClassicGroupModel` (the
 in-memory group of whichever node coordinates it) with what a coordinator failover does to that
-group, following :mod:`kgc.model.failover`'s rules, now for every classic request and state:
+group, for every classic request and state:
 
 1. **Routing.** Each client has one connection, to the node its last ``FindCoordinator`` answer
    named (at first the group's coordinator). A group request reaches that node only; the node
