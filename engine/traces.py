@@ -314,7 +314,9 @@ def expand(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def render(trace: Trace, *, width: int = 100) -> str:
-    """A failing case as a person reads it: one line per step, model vs broker side by side."""
+    """A failing case as a person reads it: one line per step (cut at ``width``), model vs broker
+    side by side; under the first divergence, its reason and what the model allowed instead, in
+    full (for a response: the fields that differ, ``broker ≠ model``)."""
     from kgc.model.history import Fault, Quiet, Receive
 
     div = (trace.result or {}).get("divergence") or {}
@@ -351,9 +353,13 @@ def render(trace: Trace, *, width: int = 100) -> str:
             text = text[: width - 3] + "..."
         lines.append(f"{mark} {text}")
         if i == bad:
+            # whole lines: the checker already wrote the differing fields whole and cut the rest
             lines.append(f"   !! first divergence: {div.get('reason', '')}")
-            for allowed in div.get("allowed", [])[:6]:
-                lines.append(f"      model allowed: {allowed[: width - 21]}")
+            allowed = div.get("allowed", [])
+            for text in allowed[:6]:
+                lines.append(f"      model allowed: {text}")
+            if len(allowed) > 6:
+                lines.append(f"      ... and {len(allowed) - 6} more")
     return "\n".join(lines)
 
 

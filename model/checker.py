@@ -12,7 +12,9 @@ checkers do (porcupine, Knossos). Each event filters the set:
   (``latency_bound_ms``) that it should have arrived, but it did not.
 
 A divergence is the first event that empties the set. It is reported with that event and with what
-each state alive just before it would have allowed.
+each state alive just before it would have allowed: for an answer, the fields where the broker's
+and the model's differ (``differences``: ``partitions[0].error: 'NONE' ≠ 'ILLEGAL_GENERATION'``),
+written whole, then the model's answer with the fields that agree shortened.
 
 Time tolerance. The client stamps events with its own clock; the broker runs its own timers,
 computed from when *it* processed a request (a little after our send) and fired by a timer thread
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Generic, TypeVar
 
 from kgc.model.commands import Request, Response
@@ -217,8 +219,16 @@ class Checker(Generic[S]):
         out = self.model.outbox(state)
         if isinstance(event, Receive):
             got = out.get(event.request_id)
-            return f"request {event.request_id}: " + (
-                "no response yet" if got is None else _short(got[0])
+            if got is None:
+                return f"request {event.request_id}: no response yet"
+            diffs = differences(event.response, got[0])
+            keep = frozenset(path for path, _, _ in diffs)
+            if not diffs:
+                return f"request {event.request_id}: {_short(got[0])}"
+            fields_ = "; ".join(f"{path or 'response'}: {o!r} ≠ {a!r}" for path, o, a in diffs)
+            return (
+                f"request {event.request_id}: {fields_} (broker ≠ model); "
+                f"model: {_short(got[0], keep)}"
             )
         if isinstance(event, Quiet):
             late = [
@@ -231,9 +241,15 @@ class Checker(Generic[S]):
 
     def _reason(self, before: set[S], event: Event) -> str:
         if isinstance(event, Receive):
+            keep = frozenset(
+                path
+                for s in before
+                if (got := self.model.outbox(s).get(event.request_id)) is not None
+                for path, _, _ in differences(event.response, got[0])
+            )
             return (
-                f"the broker answered request {event.request_id} with {_short(event.response)}, "
-                "which no model state allows at this time"
+                f"the broker answered request {event.request_id} with "
+                f"{_short(event.response, keep)}, which no model state allows at this time"
             )
         if isinstance(event, Quiet):
             return "a response every model state had emitted never arrived"
@@ -242,9 +258,65 @@ class Checker(Generic[S]):
         return f"no model state explains {event.kind}"
 
 
-def _short(response: Response) -> str:
-    text = repr(response)
-    return text if len(text) <= 240 else text[:237] + "..."
+# How a divergence shows a response: the fields where the broker's answer and the model's differ
+# are written whole; any other string field longer than this is cut ("..." after the quote).
+SHORT_FIELD_CHARS = 20
+
+
+class _Absent:
+    """The side of a tuple that has no item at an index the other side has."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT = _Absent()
+
+
+def differences(observed: object, allowed: object, path: str = "") -> list[tuple[str, Any, Any]]:
+    """Where two responses differ, leaf by leaf: ``(path, observed, allowed)`` with record fields
+    by name and tuple items by index (``partitions[0].error``). An item only one side has is
+    :data:`ABSENT` on the other; values of different types differ as a whole (path ``""`` for
+    two responses of different types)."""
+    if type(observed) is not type(allowed):
+        return [(path, observed, allowed)]
+    if is_dataclass(observed) and not isinstance(observed, type):
+        out: list[tuple[str, Any, Any]] = []
+        for f in fields(observed):
+            name = _field_path(path, f.name)
+            out += differences(getattr(observed, f.name), getattr(allowed, f.name), name)
+        return out
+    if isinstance(observed, tuple) and isinstance(allowed, tuple):
+        out = []
+        for i in range(max(len(observed), len(allowed))):
+            o = observed[i] if i < len(observed) else ABSENT
+            a = allowed[i] if i < len(allowed) else ABSENT
+            out += differences(o, a, f"{path}[{i}]")
+        return out
+    return [] if observed == allowed else [(path, observed, allowed)]
+
+
+def _field_path(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _short(value: object, keep: frozenset[str] = frozenset(), path: str = "") -> str:
+    """``repr(value)`` with each string field longer than :data:`SHORT_FIELD_CHARS` cut, except
+    the fields at the paths in ``keep`` (:func:`differences`' paths), which are written whole."""
+    if path in keep:
+        return repr(value)
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(
+            f"{f.name}={_short(getattr(value, f.name), keep, _field_path(path, f.name))}"
+            for f in fields(value)
+        )
+        return f"{type(value).__name__}({inner})"
+    if isinstance(value, tuple):
+        items = [_short(v, keep, f"{path}[{i}]") for i, v in enumerate(value)]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(value, str) and len(value) > SHORT_FIELD_CHARS:
+        return f"{value[:SHORT_FIELD_CHARS]!r}..."
+    return repr(value)
 
 
 def check(
