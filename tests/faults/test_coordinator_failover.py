@@ -21,6 +21,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,6 @@ from kgc.conformance.client import ClientError, Cluster, create_topics, error_na
 from kgc.conformance.fault_suite import (
     FAILOVER_BACKOFF_MS,
     FAILOVER_TRIES,
-    ROUTING_ERRORS,
     FailoverBrokerTarget,
     FaultGroupMachine,
     agree_on_coordinator,
@@ -46,6 +46,7 @@ from kgc.engine.broken import broken
 from kgc.engine.registry import build_cluster, cluster_manifest
 from kgc.model import commands as m
 from kgc.model.checker import CheckerConfig, check
+from kgc.model.errors import ROUTING_ERRORS
 from kgc.properties.machine import TOPIC_PARTITIONS, SuiteContext, assignment_for
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
@@ -160,7 +161,9 @@ def error_of(response: m.Response) -> str:
     return str(getattr(response, "error", "NONE"))
 
 
-def until_answered(machine: FaultGroupMachine, client: str, send: Any) -> m.Response | None:
+def until_answered(
+    machine: FaultGroupMachine, client: str, send: Callable[[], None]
+) -> m.Response | None:
     """What a consumer does after a failover, as ``coordinator_failover`` does it: FindCoordinator
     (its connection moves to the node named), the request; on a routing answer or none, back off
     and again. Returns the last answer."""
