@@ -62,6 +62,7 @@ from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersions
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
 from kgc.conformance.errors import BrokerConfigError
+from kgc.model.errors import NAMES, NONE, ROUTING_ERRORS, TOPIC_ALREADY_EXISTS, UNSUPPORTED_VERSION
 
 __all__ = [
     "ClientError",
@@ -101,33 +102,17 @@ _MAX_FRAME_BYTES = 100 * 1024 * 1024
 
 # ------------------------------------------------------------------------------------ error names
 
-# kafka-python's error classes carry Kafka's names in ``message`` except for these codes, where the
-# names below are the ones in Kafka's ``clients/.../common/protocol/Errors.java`` (checked against
-# the 4.3 branch; codes 128-133 are newer than kafka-python's table).
-_ERROR_NAME_OVERRIDES: dict[int, str] = {
-    -1: "UNKNOWN_SERVER_ERROR",
-    0: "NONE",
-    6: "NOT_LEADER_OR_FOLLOWER",
-    10: "MESSAGE_TOO_LARGE",
-    17: "INVALID_TOPIC_EXCEPTION",
-    39: "INVALID_REPLICA_ASSIGNMENT",
-    128: "INVALID_REGULAR_EXPRESSION",
-    129: "REBOOTSTRAP_REQUIRED",
-    130: "STREAMS_INVALID_TOPOLOGY",
-    131: "STREAMS_INVALID_TOPOLOGY_EPOCH",
-    132: "STREAMS_TOPOLOGY_FENCED",
-    133: "SHARE_SESSION_LIMIT_REACHED",
-}
-
 
 def error_name(code: int) -> str:
     """Kafka's name for a protocol error code: ``0`` -> ``"NONE"``, 22 -> ``"ILLEGAL_GENERATION"``.
 
-    Codes nobody knows come back as ``"UNKNOWN_ERROR_CODE_<code>"`` rather than being folded into
-    ``UNKNOWN_SERVER_ERROR``, so a new broker error stays visible in traces.
+    From ``kgc.model.errors.NAMES`` (Kafka's ``Errors.java``) first, else from kafka-python's
+    table (its classes carry Kafka's names in ``message``). Codes nobody knows come back as
+    ``"UNKNOWN_ERROR_CODE_<code>"`` rather than being folded into ``UNKNOWN_SERVER_ERROR``, so a
+    new broker error stays visible in traces.
     """
-    if code in _ERROR_NAME_OVERRIDES:
-        return _ERROR_NAME_OVERRIDES[code]
+    if code in NAMES:
+        return NAMES[code]
     import kafka.errors
 
     cls = kafka.errors.kafka_errors.get(code)
@@ -434,7 +419,7 @@ class Connection:
                 self.broker_versions = ranges
                 self.versions["ApiVersions"] = version
                 return
-            if error_name(resp.error_code) == "UNSUPPORTED_VERSION" and _API_VERSIONS_KEY in ranges:
+            if error_name(resp.error_code) == UNSUPPORTED_VERSION and _API_VERSIONS_KEY in ranges:
                 version = min(ApiVersionsResponse.max_version, ranges[_API_VERSIONS_KEY][1])
                 continue
             raise ClientError(f"ApiVersions v{version} failed: {error_name(resp.error_code)}")
@@ -938,11 +923,6 @@ def parse_bootstrap(bootstrap_servers: str | Sequence[str]) -> list[tuple[str, i
     return out
 
 
-_RETRIABLE_COORDINATOR_ERRORS = frozenset(
-    {"COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS", "NOT_COORDINATOR"}
-)
-
-
 class Cluster:
     """A view of a Kafka cluster for tests and the engine: admin connections (one per node, shared
     poller), Metadata, coordinator discovery and topic creation.
@@ -1099,7 +1079,7 @@ class Cluster:
         resp = self._request(conn, create_topics(conn, [(name, partitions, replication_factor)]))
         for t in resp.topics:
             err = error_name(t.error_code)
-            if err not in ("NONE", "TOPIC_ALREADY_EXISTS"):
+            if err not in (NONE, TOPIC_ALREADY_EXISTS):
                 raise ClientError(f"CreateTopics {name!r}: {err} {t.error_message or ''}".rstrip())
         deadline = time.monotonic() + self.timeout_s
         while True:
@@ -1132,7 +1112,7 @@ class Cluster:
         )
         answer = self._request(conn, conn.send(req))
         err = error_name(getattr(answer, "error_code", 0))
-        if err != "NONE":
+        if err != NONE:
             raise ClientError(f"ElectLeaders {topic!r}: {err}")
 
     # coordinators --------------------------------------------------------------------------
@@ -1149,11 +1129,11 @@ class Cluster:
             conn = self._any_connection()
             handle = find_coordinator(conn, group_id, version=version)
             result = find_coordinator_result(self._request(conn, handle), handle.version)
-            if result.error == "NONE":
+            if result.error == NONE:
                 if result.node_id not in self.brokers:
                     self.brokers[result.node_id] = (result.host, result.port)
                 return result
-            if result.error not in _RETRIABLE_COORDINATOR_ERRORS:
+            if result.error not in ROUTING_ERRORS:
                 raise CoordinatorNotFoundError(f"FindCoordinator({group_id!r}): {result.error}")
             last = result.error
             if time.monotonic() + backoff > deadline:
@@ -1182,7 +1162,7 @@ class Cluster:
             conn = self.connection(node_id)
             resp = self._request(conn, describe_groups(conn, [group_id]))
             error = error_name(resp.groups[0].error_code)
-            if error not in _RETRIABLE_COORDINATOR_ERRORS:
+            if error not in ROUTING_ERRORS:
                 return node_id
             if time.monotonic() + backoff > deadline:
                 raise CoordinatorNotFoundError(

@@ -63,6 +63,7 @@ from kgc.engine.target import Arrival
 from kgc.engine.traces import Trace
 from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request, Tick
 from kgc.model.coordinator import partition_for
+from kgc.model.errors import ROUTING_ERRORS
 from kgc.properties.machine import (
     MAX_CLIENTS,
     TOPIC_PARTITIONS,
@@ -72,7 +73,6 @@ from kgc.properties.machine import (
 )
 
 OFFSETS_TOPIC = "__consumer_offsets"
-ROUTING_ERRORS = ("NOT_COORDINATOR", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE")
 # coordinator_failover: how often a member retries its request after the kill, and the pause
 FAILOVER_TRIES = 4
 FAILOVER_BACKOFF_MS = 250

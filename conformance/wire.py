@@ -73,6 +73,7 @@ from kafka.protocol.consumer.metadata import (
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kgc.conformance.client import GROUP_KEY_TYPE, error_name
 from kgc.model import commands as m
+from kgc.model.errors import NONE
 
 __all__ = [
     "MemberIds",
@@ -115,8 +116,8 @@ class MemberIds:
         """Symbolic name of ``real``. With ``owner_client`` (the id was revealed to that client as
         its own), an unseen id gets the client's next name ``cK-(n+1)``. Without it, an unseen id
         gives ``None``: the caller defers until the owner's answer arrives."""
-        if real == m.UNKNOWN_MEMBER_ID:
-            return m.UNKNOWN_MEMBER_ID
+        if real == m.NO_MEMBER_ID:
+            return m.NO_MEMBER_ID
         known = self._symbolic.get(real) or self._fake.get(real)
         if known is not None:
             return known
@@ -131,8 +132,8 @@ class MemberIds:
 
     def real(self, symbolic: str) -> str:
         """Real id to send for ``symbolic``; an unrevealed name gets a stable fake id."""
-        if symbolic == m.UNKNOWN_MEMBER_ID:
-            return m.UNKNOWN_MEMBER_ID
+        if symbolic == m.NO_MEMBER_ID:
+            return m.NO_MEMBER_ID
         real = self._real.get(symbolic)
         if real is not None:
             return real
@@ -447,7 +448,7 @@ def decode(
             own = learn_own_id(command, response, ids)
             error = error_name(response.error_code)
             protocol_name = response.protocol_name
-            if protocol_name == "" and error != "NONE" and command.version < 7:
+            if protocol_name == "" and error != NONE and command.version < 7:
                 protocol_name = None
             members = sorted(
                 (
@@ -465,7 +466,7 @@ def decode(
                 generation_id=response.generation_id,
                 protocol_name=protocol_name,
                 leader=name(response.leader),
-                member_id=own if own is not None else m.UNKNOWN_MEMBER_ID,
+                member_id=own if own is not None else m.NO_MEMBER_ID,
                 members=tuple(members),
             )
         case m.SyncGroup():
@@ -515,7 +516,7 @@ def decode(
                 error = error_name(group.error_code)
                 topics = group.topics
             else:
-                error = error_name(response.error_code) if v >= 2 else "NONE"
+                error = error_name(response.error_code) if v >= 2 else NONE
                 topics = response.topics
             return m.OffsetFetchResponse(
                 error=error,

@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from kgc.model import heartbeat, rebalance
+from kgc.model.errors import ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
 
 _Site = tuple[Any, str, Any, Any]  # (module or dict, attribute or key, original, replacement)
 _ACTIVE: list[list[_Site]] = []  # the sites of every patch in force, innermost last
@@ -107,8 +108,8 @@ def _stale_generation_wrong_error() -> Callable[[], None]:
     def handle_heartbeat(tx: Any, request_id: int, cmd: Any) -> None:
         original(tx, request_id, cmd)
         tx.outbox = [
-            replace(o, response=replace(o.response, error="UNKNOWN_MEMBER_ID"))
-            if o.request_id == request_id and o.response.error == "ILLEGAL_GENERATION"
+            replace(o, response=replace(o.response, error=UNKNOWN_MEMBER_ID))
+            if o.request_id == request_id and o.response.error == ILLEGAL_GENERATION
             else o
             for o in tx.outbox
         ]

@@ -12,7 +12,8 @@ Identity is symbolic:
 * Member ids are symbolic too. The broker generates member ids; the model names the n-th member id
   handed to client ``cK`` as ``cK-n`` (see :func:`member_name`). The conformance layer maps the
   broker's real ids onto the same names, so responses compare directly.
-* ``""`` is the unknown member id (``JoinGroupRequest.UNKNOWN_MEMBER_ID``).
+* ``""`` (:data:`NO_MEMBER_ID`) is the member id of a client that has none yet: Kafka's
+  ``JoinGroupRequest.UNKNOWN_MEMBER_ID``, not to be confused with the error of that name.
 
 Opaque payloads (protocol metadata, assignments) are strings; the broker adapter sends their UTF-8
 bytes. The broker only relays them, so the model treats them as opaque too.
@@ -29,8 +30,8 @@ from typing import Any, ClassVar, TypeAlias
 
 from kgc.model.errors import NONE
 
-UNKNOWN_MEMBER_ID = ""
-NO_GENERATION = -1
+NO_MEMBER_ID = ""  # JoinGroupRequest.UNKNOWN_MEMBER_ID
+NO_GENERATION = -1  # JoinGroupRequest.UNKNOWN_GENERATION_ID
 
 
 def member_name(client: str, n: int) -> str:
@@ -53,7 +54,7 @@ class Protocol:
 class JoinGroup:
     type: ClassVar[str] = "JoinGroup"
     client: str
-    member_id: str = UNKNOWN_MEMBER_ID
+    member_id: str = NO_MEMBER_ID
     group_instance_id: str | None = None
     session_timeout_ms: int
     rebalance_timeout_ms: int
@@ -191,7 +192,7 @@ class JoinGroupResponse:
     generation_id: int = NO_GENERATION
     protocol_name: str | None = None
     leader: str = ""
-    member_id: str = UNKNOWN_MEMBER_ID
+    member_id: str = NO_MEMBER_ID
     members: tuple[JoinedMember, ...] = ()  # non-empty only in the leader's response; sorted by id
 
 

@@ -44,7 +44,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kgc.model.commands import JoinedMember, JoinGroup, JoinGroupResponse, SyncGroupResponse
+from kgc.model.commands import (
+    NO_MEMBER_ID,
+    JoinedMember,
+    JoinGroup,
+    JoinGroupResponse,
+    SyncGroupResponse,
+)
 from kgc.model.errors import (
     FENCED_INSTANCE_ID,
     GROUP_MAX_SIZE_REACHED,
@@ -135,7 +141,7 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
     ):
         tx.respond(request_id, join_error(INVALID_SESSION_TIMEOUT, cmd.member_id))
         return
-    is_unknown = cmd.member_id == ""
+    is_unknown = cmd.member_id == NO_MEMBER_ID
     if not tx.exists:
         if not is_unknown:
             tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, cmd.member_id))

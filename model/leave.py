@@ -20,7 +20,13 @@ Rules (4.x ``GroupCoordinatorService.leaveGroup`` / ``GroupMetadataManager.class
 
 from __future__ import annotations
 
-from kgc.model.commands import LeaveGroup, LeaveGroupResponse, MemberIdentity, MemberResult
+from kgc.model.commands import (
+    NO_MEMBER_ID,
+    LeaveGroup,
+    LeaveGroupResponse,
+    MemberIdentity,
+    MemberResult,
+)
 from kgc.model.errors import NONE, UNKNOWN_MEMBER_ID
 from kgc.model.join import static_member_id, validate_member
 from kgc.model.rebalance import (
@@ -51,7 +57,7 @@ def _remove_current_member(tx: Txn, member_id: str) -> None:
 def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
     v = cmd.version
     if v < 3:
-        first = cmd.members[0].member_id if cmd.members else ""
+        first = cmd.members[0].member_id if cmd.members else NO_MEMBER_ID
         identities: tuple[MemberIdentity, ...] = (MemberIdentity(member_id=first),)
     else:
         identities = cmd.members
@@ -69,7 +75,7 @@ def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
         any_removed = False
         for x in identities:
             error: str | None
-            if x.member_id == "":
+            if x.member_id == NO_MEMBER_ID:
                 current = (
                     None
                     if x.group_instance_id is None

@@ -28,6 +28,7 @@ Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
 from __future__ import annotations
 
 from kgc.model.commands import (
+    NO_MEMBER_ID,
     FetchedOffset,
     OffsetCommit,
     OffsetCommitResponse,
@@ -78,7 +79,7 @@ def _validate(
         return ILLEGAL_GENERATION
     if generation < 0 and tx.state == EMPTY:
         return None
-    if generation >= 0 or member_id != "" or instance is not None:
+    if generation >= 0 or member_id != NO_MEMBER_ID or instance is not None:
         error = validate_member(tx, member_id, instance)
         if error is not None:
             return error
@@ -94,7 +95,7 @@ def _validate(
 def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
     v = cmd.version
     generation = cmd.generation_id if v >= 1 else -1
-    member_id = cmd.member_id if v >= 1 else ""
+    member_id = cmd.member_id if v >= 1 else NO_MEMBER_ID
     instance = cmd.group_instance_id if v >= 7 else None
     results: list[PartitionError] = []
     valid = []

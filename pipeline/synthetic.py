@@ -91,26 +91,27 @@ class _Driver:
         return self.rng.choice(DEFAULT_VERSIONS[api])
 
     def learn(self, request: Any, response: Any) -> None:
-        from kgc.model.commands import NO_GENERATION, UNKNOWN_MEMBER_ID
+        from kgc.model.commands import NO_GENERATION, NO_MEMBER_ID
+        from kgc.model.errors import FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED, NONE, UNKNOWN_MEMBER_ID
 
         v = self.views.get(request.client)
         if v is None:
             return
         if response.type == "JoinGroupResponse":
-            if response.error == "NONE":
+            if response.error == NONE:
                 v.member_id, v.generation_id = response.member_id, response.generation_id
                 v.protocol_name = response.protocol_name
                 v.leader = response.leader == response.member_id
                 v.members = tuple(m.member_id for m in response.members)
-            elif response.error == "MEMBER_ID_REQUIRED":
+            elif response.error == MEMBER_ID_REQUIRED:
                 v.member_id = response.member_id
-            elif response.error in ("UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"):
-                v.member_id, v.generation_id = UNKNOWN_MEMBER_ID, NO_GENERATION
-        elif getattr(response, "error", None) == "UNKNOWN_MEMBER_ID" and response.type in (
+            elif response.error in (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID):
+                v.member_id, v.generation_id = NO_MEMBER_ID, NO_GENERATION
+        elif response.error == UNKNOWN_MEMBER_ID and response.type in (
             "SyncGroupResponse",
             "HeartbeatResponse",
         ):
-            v.member_id, v.generation_id = UNKNOWN_MEMBER_ID, NO_GENERATION
+            v.member_id, v.generation_id = NO_MEMBER_ID, NO_GENERATION
 
     def command(self) -> Any:
         from kgc.model import commands as c
@@ -130,7 +131,7 @@ class _Driver:
             fresh = v.generation_id < 0 and rng.random() < 0.5
             return c.JoinGroup(
                 client=v.client,
-                member_id=c.UNKNOWN_MEMBER_ID if fresh else v.member_id,
+                member_id=c.NO_MEMBER_ID if fresh else v.member_id,
                 group_instance_id=v.group_instance_id if version >= 5 else None,
                 session_timeout_ms=v.session_timeout_ms,
                 rebalance_timeout_ms=v.rebalance_timeout_ms,
@@ -203,12 +204,13 @@ def _plant(trace: Any, rng: random.Random) -> bool:
     from kgc.engine.registry import model_from_manifest
     from kgc.engine.traces import result_of_divergence
     from kgc.model.checker import CheckerConfig, check
+    from kgc.model.commands import OffsetCommitResponse
     from kgc.model.history import Receive
 
-    receives = [
+    receives = [  # an OffsetCommitResponse's errors are its partitions'
         i
         for i, e in enumerate(trace.events)
-        if isinstance(e, Receive) and hasattr(e.response, "error")
+        if isinstance(e, Receive) and not isinstance(e.response, OffsetCommitResponse)
     ]
     if not receives:
         return False

@@ -37,7 +37,7 @@ from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.commands import (
     NO_GENERATION,
-    UNKNOWN_MEMBER_ID,
+    NO_MEMBER_ID,
     Assignment,
     DescribeGroups,
     FindCoordinator,
@@ -54,6 +54,13 @@ from kgc.model.commands import (
     Tick,
     TopicPartition,
     TopicPartitionOffset,
+)
+from kgc.model.errors import (
+    FENCED_INSTANCE_ID,
+    INCONSISTENT_GROUP_PROTOCOL,
+    MEMBER_ID_REQUIRED,
+    NONE,
+    UNKNOWN_MEMBER_ID,
 )
 
 MAX_CLIENTS = 4
@@ -103,7 +110,7 @@ class ClientView:
     rebalance_timeout_ms: int
     group_instance_id: str | None
     protocols: tuple[str, ...]
-    member_id: str = UNKNOWN_MEMBER_ID
+    member_id: str = NO_MEMBER_ID
     generation_id: int = NO_GENERATION
     protocol_name: str | None = None
     leader: bool = False
@@ -240,7 +247,7 @@ class GroupMachine(RuleBasedStateMachine):
         if view is None:
             return
         if isinstance(response, JoinGroupResponse):
-            if response.error == "NONE":
+            if response.error == NONE:
                 view.member_id = response.member_id
                 view.generation_id = response.generation_id
                 view.protocol_name = response.protocol_name
@@ -263,16 +270,13 @@ class GroupMachine(RuleBasedStateMachine):
                         f"{self.max_generation}\n" + self.report()
                     )
                 self.max_generation = response.generation_id
-            elif response.error == "MEMBER_ID_REQUIRED":
+            elif response.error == MEMBER_ID_REQUIRED:
                 view.member_id = response.member_id
-            elif response.error in ("UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"):
-                view.member_id = UNKNOWN_MEMBER_ID
+            elif response.error in (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID):
+                view.member_id = NO_MEMBER_ID
                 view.generation_id = NO_GENERATION
-        elif getattr(response, "error", None) == "UNKNOWN_MEMBER_ID" and request.type in (
-            "SyncGroup",
-            "Heartbeat",
-        ):
-            view.member_id = UNKNOWN_MEMBER_ID
+        elif response.error == UNKNOWN_MEMBER_ID and request.type in ("SyncGroup", "Heartbeat"):
+            view.member_id = NO_MEMBER_ID
             view.generation_id = NO_GENERATION
 
     def _same_static_member(self, a: str, b: str) -> bool:
@@ -412,7 +416,7 @@ class GroupMachine(RuleBasedStateMachine):
             return
         v = self.views[client]
         version = self.context.version("JoinGroup", vi)
-        member_id = UNKNOWN_MEMBER_ID if (fresh and v.generation_id < 0) else v.member_id
+        member_id = NO_MEMBER_ID if (fresh and v.generation_id < 0) else v.member_id
         self._run(self._join_command(client, version, member_id))
 
     @rule(client=clients, vi=VERSION_INDEX)
@@ -501,7 +505,7 @@ class GroupMachine(RuleBasedStateMachine):
         v.protocols = changed_protocols(old, change)
         result = self._run(self._join_command(client, version, v.member_id))
         if result is not None and any(
-            getattr(r, "error", None) == "INCONSISTENT_GROUP_PROTOCOL" for _, r in result.received
+            r.error == INCONSISTENT_GROUP_PROTOCOL for _, r in result.received
         ):
             v.protocols = old
 
@@ -516,7 +520,7 @@ class GroupMachine(RuleBasedStateMachine):
         v = self.views[client]
         if v.member_id:
             v.previous_member_id = v.member_id
-        v.member_id, v.generation_id, v.leader = UNKNOWN_MEMBER_ID, NO_GENERATION, False
+        v.member_id, v.generation_id, v.leader = NO_MEMBER_ID, NO_GENERATION, False
         v.protocol_name, v.members, v.subscriptions = None, (), ()
         self._enter(client, self.context.version("JoinGroup", vi))
 
@@ -680,7 +684,7 @@ class GroupMachine(RuleBasedStateMachine):
             return
         v = self.views[client]
         if generation == "simple":
-            member_id, gen, instance = UNKNOWN_MEMBER_ID, NO_GENERATION, None
+            member_id, gen, instance = NO_MEMBER_ID, NO_GENERATION, None
         else:
             member_id = v.member_id
             gen = v.generation_id if generation == "current" else v.generation_id - 1
