@@ -224,13 +224,8 @@ def quorum_transitions_of(paths: Iterable[Path]) -> list[QuorumObservation]:
 
 
 def controller_address(cluster: Any, node_id: int) -> tuple[str, int]:
-    """The CONTROLLER listener of a KRaft node of an embedded cluster. Uses the cluster's own
-    ``controller_address`` if it has one; otherwise reads the node's ``server.properties`` beside
-    its log (where ``EmbeddedKafka`` writes it)."""
-    own = getattr(cluster, "controller_address", None)
-    if callable(own):
-        address: tuple[str, int] = own(node_id)
-        return address
+    """The CONTROLLER listener of a KRaft node of an embedded cluster, read from the node's
+    ``server.properties`` beside its log (where ``EmbeddedKafka`` writes it)."""
     props = Path(cluster.log_path(node_id)).parent / "server.properties"
     for line in props.read_text(encoding="utf-8").splitlines():
         key, _, value = line.partition("=")

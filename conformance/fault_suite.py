@@ -61,9 +61,17 @@ from kgc.engine.loop import FaultStep
 from kgc.engine.replay import Replay, replay, topic_of
 from kgc.engine.target import Arrival
 from kgc.engine.traces import Trace
-from kgc.model.commands import FindCoordinator, FindCoordinatorResponse, Request, Tick
+from kgc.model.commands import (
+    FindCoordinator,
+    FindCoordinatorResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+    Request,
+    Tick,
+)
 from kgc.model.coordinator import partition_for
 from kgc.model.errors import ROUTING_ERRORS
+from kgc.model.history import Receive
 from kgc.properties.machine import (
     MAX_CLIENTS,
     TOPIC_PARTITIONS,
@@ -377,11 +385,14 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
     cluster: Cluster
     shared_nemesis: Nemesis
     partitions: int
+    # the model record of each example so far, appended by the workload's ``new_model``
+    models: Sequence[dict[str, Any]] = ()
 
     def __init__(self) -> None:
         self.nemesis = self.shared_nemesis
+        self.stable_drawn = False  # a Stable ``form_group`` was drawn in this example
         super().__init__()
-        models = getattr(type(self), "models", None)
+        models = self.models
         self._model_index: int | None = len(models) - 1 if models else None
 
     def record_fault(self, action: str, node: int) -> None:
@@ -433,7 +444,7 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         """This example's trace; its manifest names the fault-aware model as built for it (the
         coordinator and partition leaders when the example started)."""
         trace = super().trace()
-        models = getattr(type(self), "models", None)
+        models = self.models
         if models:
             trace.manifest["model"] = (
                 models[-1] if self._model_index is None else models[self._model_index]
@@ -502,7 +513,7 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         pause made shrinking unreliable (a resumed node's partitions were still out of sync 90 s
         after the heal, 4.3.1)."""
         members, action, then, vi = plan
-        if not getattr(self, "stable_drawn", False):
+        if not self.stable_drawn:
             self.form_group((members, vi, True, "stay"))
         client = members[0]
         target = self.target
@@ -537,10 +548,11 @@ class FaultGroupMachine(nemesis_rules(), GroupMachine):  # type: ignore[misc]
         if not mine or max(mine) not in engine.answered:
             return None
         for e in reversed(engine.events):
-            if getattr(e, "request_id", None) == max(mine) and e.kind == "receive":
+            if isinstance(e, Receive) and e.request_id == max(mine):
                 r = e.response
-                parts = getattr(r, "partitions", None)
-                return str(parts[0].error) if parts else str(getattr(r, "error", "NONE"))
+                if isinstance(r, OffsetCommitResponse | OffsetFetchResponse) and r.partitions:
+                    return r.partitions[0].error
+                return r.error
         return None
 
     def _run(self, command: Any) -> Any:
@@ -626,7 +638,7 @@ def run_fault_suite(
             cls = fault_machine_for(
                 context, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
             )
-            cls.models = models  # type: ignore[attr-defined]
+            cls.models = models
             return cls
 
         return Workload(

@@ -27,18 +27,18 @@ from typing import Any
 from kgc.engine.loop import Engine
 from kgc.engine.traces import Trace, new_manifest, result_of
 from kgc.model.checker import CheckerConfig
-from kgc.model.history import Invoke, Receive
+from kgc.model.history import Event, Invoke, Receive
 
 VERIFY_TRIES = 3  # accepted sequences re-run to confirm the failure, shortest first
 
 
-def diverging_request(engine_or_trace_events: Sequence[Any], event: Any) -> str:
+def diverging_request(engine_or_trace_events: Sequence[Event], event: Event) -> str:
     """The type of the request whose answer (or invocation) diverged, else the event's kind."""
     rid = event.request_id if isinstance(event, Receive | Invoke) else None
     for x in engine_or_trace_events:
         if isinstance(x, Invoke) and x.request_id == rid:
             return str(x.command.type)
-    return str(getattr(event, "kind", type(event).__name__))
+    return event.kind
 
 
 def minimize(

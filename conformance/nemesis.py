@@ -75,14 +75,14 @@ class Nemesis:
 
     def __init__(
         self,
-        target: Any,
+        target: FaultableCluster,
         *,
         clock: Callable[[], float] | None = None,
         step: Callable[[], int] | None = None,
         on_fault: Callable[[Fault], None] | None = None,
         restart_killed: bool = True,
     ) -> None:
-        if not getattr(target, "can_inject_faults", False):
+        if not target.can_inject_faults:
             raise FaultsNotSupported(
                 f"cannot inject faults into {_describe(target)}: kgc did not start it, so it "
                 "cannot kill, pause or restart its nodes; run against an embedded cluster "

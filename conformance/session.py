@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kgc.conformance.providers import KafkaProvider
 
 
 @contextmanager
@@ -45,10 +48,10 @@ def description_of(broker: Any) -> dict[str, Any]:
     return d
 
 
-def fault_runner(broker: Any) -> Any:
+def fault_runner(broker: KafkaProvider) -> Any:
     """A ``(action, node) -> None`` performing nemesis actions on ``broker``, or ``None`` when the
     broker was not started by kgc (then a sequence with faults refuses to run, saying why)."""
-    if not getattr(broker, "can_inject_faults", False):
+    if not broker.can_inject_faults:
         return None
     actions = {
         "kill": broker.kill,

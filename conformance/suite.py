@@ -179,10 +179,6 @@ def _shrink_budget(seconds: float | None) -> Iterator[None]:
         engine.MAX_SHRINKING_SECONDS = saved
 
 
-def _check_name(machine: GroupMachine) -> str | None:
-    return getattr(machine, "failed_check", None)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
     """What one run of the suite drives, built once the run's cluster connection is open: per
@@ -280,7 +276,7 @@ def run_suite(
                     result.recorded.append(record_trace(trace, record_to))
                 except OSError as exc:  # never fail the example (Hypothesis would shrink it)
                     result.record_error = f"cannot write a trace into {record_to}: {exc}"
-            check = _check_name(machine)
+            check = machine.failed_check
             if check is not None:
                 if ctx.first_failure_at is None:
                     ctx.first_failure_at = time.monotonic()

@@ -16,6 +16,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kgc.model.commands import (
+    LeaveGroupResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+    Response,
+)
+from kgc.model.errors import NONE
 from kgc.model.history import Event, Invoke, Receive
 
 GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
@@ -152,23 +159,21 @@ def universe() -> list[Cell]:
     ]
 
 
-def error_of(response: Any) -> str:
+def error_of(response: Response) -> str:
     """The error a response carries: top level, else the first per-member/partition error."""
-    top = getattr(response, "error", None)
-    if top is not None and (top != "NONE" or not _nested(response)):
-        return str(top)
     nested = _nested(response)
-    return nested[0] if nested else "NONE"
+    if response.error != NONE or not nested:
+        return response.error
+    return nested[0]
 
 
-def _nested(response: Any) -> list[str]:
-    errs = []
-    for name in ("members", "partitions"):
-        for item in getattr(response, name, ()) or ():
-            e = getattr(item, "error", None)
-            if e is not None:
-                errs.append(str(e))
-    bad = [e for e in errs if e != "NONE"]
+def _nested(response: Response) -> list[str]:
+    errs: list[str] = []
+    if isinstance(response, LeaveGroupResponse):
+        errs = [m.error for m in response.members]
+    elif isinstance(response, OffsetCommitResponse | OffsetFetchResponse):
+        errs = [p.error for p in response.partitions]
+    bad = [e for e in errs if e != NONE]
     return bad or errs
 
 
