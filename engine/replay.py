@@ -27,6 +27,7 @@ from kgc.engine.registry import model_from_manifest
 from kgc.engine.target import Target
 from kgc.engine.traces import Trace, new_manifest, result_of
 from kgc.model.checker import CheckerConfig, Model
+from kgc.model.commands import OffsetCommit, OffsetFetch
 
 VERDICTS: dict[tuple[bool, str], str] = {  # (replay passes, recorded verdict) -> verdict
     (True, "divergence"): "FIXED",
@@ -58,8 +59,10 @@ def topic_of(trace: Trace) -> str | None:
     """The topic the trace's commands name (its offsets or partitions), which a broker needs to
     exist before the replay; None if no command names one."""
     for c in trace.commands:
-        for o in getattr(c, "offsets", ()) or getattr(c, "partitions", ()) or ():
-            return str(o.topic)
+        if isinstance(c, OffsetCommit) and c.offsets:
+            return c.offsets[0].topic
+        if isinstance(c, OffsetFetch) and c.partitions:
+            return c.partitions[0].topic
     return None
 
 
