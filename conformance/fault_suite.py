@@ -683,8 +683,7 @@ def replay_faulty(broker: Any, trace: Trace) -> Replay:
     if record.get("name") != "ClusterGroupModel":
         raise ReplayError(
             f"field 'manifest.model.name': {record.get('name')!r}: only fault-mixed suite traces "
-            "(ClusterGroupModel) replay with faults here; failover-driver traces replay with "
-            "GroupDriver.replay"
+            "(ClusterGroupModel) replay with faults"
         )
     want = record.get("coordinator")
     nemesis = Nemesis(broker)
