@@ -746,7 +746,13 @@ class EmbeddedKafka:
             *cds,
             f"-Dkgc.instance={self._name}",
             f"-Dkgc.owner={0 if self._detached else os.getpid()}",
-            *([f"-Dkgc.state={state_dir() / self._name}.json"] if self._detached else []),
+            # a detached broker's state file is written once it is ready; until then the process
+            # starting it (``kgc broker start``) vouches for it, so it is no stray while starting
+            *(
+                [f"-Dkgc.state={state_dir() / self._name}.json", f"-Dkgc.starter={os.getpid()}"]
+                if self._detached
+                else []
+            ),
             f"-Dkafka.logs.dir={node_dir}",
             log_flag,
             "-cp",
@@ -1152,6 +1158,7 @@ def iter_kgc_jvms() -> Iterator[dict[str, Any]]:
             continue
         owner = next((a.split("=", 1)[1] for a in args if a.startswith("-Dkgc.owner=")), "0")
         state = next((a.split("=", 1)[1] for a in args if a.startswith("-Dkgc.state=")), None)
+        starter = next((a.split("=", 1)[1] for a in args if a.startswith("-Dkgc.starter=")), "0")
         main = next((a for a in args if a in ("kafka.Kafka", "kafka.tools.StorageTool")), None)
         main = main or next((a for a in args if "QuorumPeerMain" in a), "?")
         yield {
@@ -1159,5 +1166,6 @@ def iter_kgc_jvms() -> Iterator[dict[str, Any]]:
             "instance": instance,
             "owner": int(owner) if owner.isdigit() else 0,
             "state_file": state,
+            "starter": int(starter) if starter.isdigit() else 0,
             "main": main,
         }

@@ -77,15 +77,18 @@ def list_detached() -> list[DetachedBroker]:
 def strays() -> list[dict[str, Any]]:
     """kgc-started JVMs the state files of this state dir do not account for, each with
     ``owner_alive``: its owning Python process runs, or (detached) the state file named on its
-    command line (possibly in another ``KGC_STATE_DIR``) still exists."""
+    command line (possibly in another ``KGC_STATE_DIR``) still exists, or the ``kgc broker start``
+    that is starting it still runs (its state file is written only once it is ready)."""
     known = {pid for b in list_detached() for pid in b.alive_pids}
     out = []
     for jvm in iter_kgc_jvms():
         if jvm["pid"] in known:
             continue
         state = jvm.get("state_file")
-        jvm["owner_alive"] = (jvm["owner"] > 0 and pid_alive(jvm["owner"])) or bool(
-            state and Path(state).is_file()
+        jvm["owner_alive"] = (
+            (jvm["owner"] > 0 and pid_alive(jvm["owner"]))
+            or bool(state and Path(state).is_file())
+            or (jvm.get("starter", 0) > 0 and pid_alive(jvm["starter"]))  # still starting
         )
         out.append(jvm)
     return out

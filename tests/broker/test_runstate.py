@@ -87,3 +87,31 @@ def test_a_live_owner_is_not_a_stray(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_detached_broker_still_starting_is_not_a_stray(tmp_path: Path) -> None:
+    """A detached broker has no state file until it is ready; while ``kgc broker start`` (here
+    this test process) is still starting it, ``stop --all`` from elsewhere must leave it alone."""
+    env = dict(os.environ, KGC_STATE_DIR=str(tmp_path / "state"))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(120)",
+            f"-Dkgc.instance=kgc-test-starting-{os.getpid()}",
+            "-Dkgc.owner=0",
+            f"-Dkgc.state={tmp_path / 'state' / 'not-yet-written.json'}",
+            f"-Dkgc.starter={os.getpid()}",
+            "kafka.Kafka",
+        ]
+    )
+    try:
+        time.sleep(0.2)
+        found = kgc("broker", "status", "--strays", env=env)
+        assert f"pid {proc.pid} " not in found.stdout
+        stopped = kgc("broker", "stop", "--all", env=env)
+        assert stopped.returncode == 0, stopped.stderr
+        assert proc.poll() is None, "stop --all ended a broker that was still starting"
+    finally:
+        proc.kill()
+        proc.wait()
