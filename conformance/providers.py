@@ -5,7 +5,8 @@ Every provider has ``start() -> self``, ``stop()``, context-manager use, ``boots
 the target part of a trace manifest) and the fault methods ``kill``/``pause``/``resume``/``restart``
 (by node id). Only :class:`~kgc.conformance.broker.EmbeddedKafka` can inject faults; the others
 raise :class:`FaultsUnavailable`, so fault tests skip against a broker someone else runs.
-A broker kgc did not start is only ever touched under the ``kgc-`` group prefix (docs/design-notes.md, "Isolation").
+A broker kgc did not start is only ever touched under the ``kgc-`` group prefix
+(docs/design-notes.md, "Isolation").
 """
 
 from __future__ import annotations

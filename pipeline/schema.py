@@ -4,7 +4,8 @@
 A corpus converts to two datasets under one directory:
 
 * ``traces/`` — one row per recorded history, i.e. per ``(trace_id, group_id)``, the unit every
-  checker folds over (docs/design-notes.md, "Analysis is separate from execution"). The row carries the
+  checker folds over (docs/design-notes.md, "Analysis is separate from execution"). The row
+  carries the
   manifest (flattened), the recorded result, and the history itself as ``events``: an array of flat,
   typed event structs in recorded order, each keeping the event exactly as recorded in
   ``event_json`` (what the re-check decodes with :func:`kgc.model.history.event_from_json`).
