@@ -5,11 +5,11 @@ A corpus converts to two datasets under one directory:
 
 * ``traces/`` — one row per recorded history, i.e. per ``(trace_id, group_id)``, the unit every
   checker folds over (docs/design-notes.md, "Analysis is separate from execution"). The row
-  carries the
-  manifest (flattened), the recorded result, and the history itself as ``events``: an array of flat,
-  typed event structs in recorded order, each keeping the event exactly as recorded in
-  ``event_json`` (what the re-check decodes with :func:`kgc.model.history.event_from_json`).
-  Partitioned by ``implementation`` and ``version`` (the manifest's ``target``).
+  carries the manifest (flattened), the recorded result, and the history itself as ``events``: an
+  array of flat, typed event structs in recorded order, each keeping the event exactly as
+  recorded in ``event_json`` (what the re-check decodes with
+  :func:`kgc.model.history.event_from_json`). Partitioned by ``implementation`` and ``version``
+  (the manifest's ``target``).
 * ``problems.jsonl`` — one object per line that could not be used (bad JSON, not a valid event,
   an event outside any trace, a trace without a result line), with the file and 1-based line.
 
