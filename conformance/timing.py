@@ -27,17 +27,13 @@ from typing import Any
 
 from kgc.conformance.broker_target import BrokerTarget
 from kgc.conformance.client import Cluster
+from kgc.model.client_view import ClientView
 from kgc.model.commands import (
     Assignment,
-    Heartbeat,
-    JoinGroup,
-    Protocol,
     Request,
     Response,
-    SyncGroup,
 )
-
-PROTOCOLS = (Protocol(name="range", metadata=""),)
+from kgc.model.errors import NONE
 
 
 class _Driver:
@@ -45,6 +41,7 @@ class _Driver:
         self.t = BrokerTarget(cluster, group_id, description={})
         self.rid = 0
         self.answers: dict[int, tuple[Response, float]] = {}
+        self.views: dict[str, ClientView] = {}
 
     def send(self, cmd: Request) -> tuple[int, float]:
         rid = self.rid
@@ -66,53 +63,43 @@ class _Driver:
         return self.wait(self.send(cmd)[0])[0]
 
     def join_two_step(self, client: str, session: int, rebalance: int) -> tuple[int, float]:
-        first = self.call(
-            JoinGroup(
-                client=client,
-                session_timeout_ms=session,
-                rebalance_timeout_ms=rebalance,
-                protocols=PROTOCOLS,
-                version=5,
-            )
+        """JoinGroup v5 as a new member, then again with the id ``MEMBER_ID_REQUIRED`` handed
+        out (KIP-394); returns the second join's request id and send time."""
+        view = ClientView(
+            client=client,
+            session_timeout_ms=session,
+            rebalance_timeout_ms=rebalance,
+            group_instance_id=None,
+            protocols=("range",),
         )
-        return self.send(
-            JoinGroup(
-                client=client,
-                member_id=first.member_id,
-                session_timeout_ms=session,  # type: ignore[union-attr]
-                rebalance_timeout_ms=rebalance,
-                protocols=PROTOCOLS,
-                version=5,
-            )
-        )
+        self.views[client] = view
+        view.learn(self.call(view.join_group(version=5)))
+        return self.send(view.join_group(version=5))
 
 
 def _stable_leader(d: _Driver, session: int, rebalance: int) -> tuple[str, int]:
     rid, _ = d.join_two_step("c1", session, rebalance)
     joined, _ = d.wait(rid)
-    assert joined.error == "NONE", joined  # type: ignore[union-attr]
-    member, gen = joined.member_id, joined.generation_id  # type: ignore[union-attr]
+    assert joined.error == NONE, joined
+    view = d.views["c1"]
+    view.learn(joined)
     synced = d.call(
-        SyncGroup(
-            client="c1",
-            member_id=member,
-            generation_id=gen,
-            assignments=(Assignment(member_id=member, assignment=""),),
-            version=3,
+        view.sync_group(
+            version=3, assignments=(Assignment(member_id=view.member_id, assignment=""),)
         )
     )
-    assert synced.error == "NONE", synced  # type: ignore[union-attr]
-    return member, gen
+    assert synced.error == NONE, synced
+    return view.member_id, view.generation_id
 
 
 def join_timeout_lateness(cluster: Cluster, rebalance_ms: int = 1000) -> float:
     d = _Driver(cluster, f"kgc-timing-{secrets.token_hex(4)}")
     try:
-        member, gen = _stable_leader(d, session=rebalance_ms * 4, rebalance=rebalance_ms)
+        _stable_leader(d, session=rebalance_ms * 4, rebalance=rebalance_ms)
         rid, sent = d.join_two_step("c2", rebalance_ms * 4, rebalance_ms)
         # A keeps its session alive but never rejoins
         while rid not in d.answers:
-            hb = d.send(Heartbeat(client="c1", member_id=member, generation_id=gen, version=3))[0]
+            hb = d.send(d.views["c1"].heartbeat(version=3))[0]
             d.wait(hb)
             end = d.t.now_ms() + 100
             while d.t.now_ms() < end and rid not in d.answers:
@@ -127,9 +114,9 @@ def join_timeout_lateness(cluster: Cluster, rebalance_ms: int = 1000) -> float:
 def session_expiry_lateness(cluster: Cluster, session_ms: int = 1000) -> float:
     d = _Driver(cluster, f"kgc-timing-{secrets.token_hex(4)}")
     try:
-        member, gen = _stable_leader(d, session=session_ms, rebalance=session_ms * 10)
+        _stable_leader(d, session=session_ms, rebalance=session_ms * 10)
         rid, _ = d.join_two_step("c2", session_ms * 10, session_ms * 10)
-        last_hb = d.send(Heartbeat(client="c1", member_id=member, generation_id=gen, version=3))
+        last_hb = d.send(d.views["c1"].heartbeat(version=3))
         d.wait(last_hb[0])
         _, at = d.wait(rid)
         return at - (last_hb[1] + session_ms)

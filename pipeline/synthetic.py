@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import random
 import sys
 from collections.abc import Iterator
@@ -64,12 +63,8 @@ class _Driver:
     """A seeded random client population; each client acts only on what it has learned."""
 
     def __init__(self, rng: random.Random, engine: Any) -> None:
-        from kgc.properties.machine import (
-            PROTOCOL_SETS,
-            REBALANCE_TIMEOUTS_MS,
-            SESSION_TIMEOUTS_MS,
-            ClientView,
-        )
+        from kgc.model.client_view import ClientView, subscription
+        from kgc.properties.machine import PROTOCOL_SETS, REBALANCE_TIMEOUTS_MS, SESSION_TIMEOUTS_MS
 
         self.rng = rng
         self.engine = engine
@@ -83,6 +78,7 @@ class _Driver:
                 rebalance_timeout_ms=max(rng.choice(REBALANCE_TIMEOUTS_MS), session),
                 group_instance_id=f"{name}-instance" if rng.random() < 0.2 else None,
                 protocols=rng.choice(PROTOCOL_SETS),
+                metadata=subscription([TOPIC]),
             )
 
     def version(self, api: str) -> int:
@@ -91,29 +87,13 @@ class _Driver:
         return self.rng.choice(DEFAULT_VERSIONS[api])
 
     def learn(self, request: Any, response: Any) -> None:
-        from kgc.model.commands import NO_GENERATION, NO_MEMBER_ID
-        from kgc.model.errors import FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED, NONE, UNKNOWN_MEMBER_ID
-
         v = self.views.get(request.client)
-        if v is None:
-            return
-        if response.type == "JoinGroupResponse":
-            if response.error == NONE:
-                v.member_id, v.generation_id = response.member_id, response.generation_id
-                v.protocol_name = response.protocol_name
-                v.leader = response.leader == response.member_id
-                v.members = tuple(m.member_id for m in response.members)
-            elif response.error == MEMBER_ID_REQUIRED:
-                v.member_id = response.member_id
-            elif response.error in (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID):
-                v.member_id, v.generation_id = NO_MEMBER_ID, NO_GENERATION
-        elif response.error == UNKNOWN_MEMBER_ID and response.type in (
-            "SyncGroupResponse",
-            "HeartbeatResponse",
-        ):
-            v.member_id, v.generation_id = NO_MEMBER_ID, NO_GENERATION
+        if v is not None:
+            v.learn(response)
 
     def command(self) -> Any:
+        """The next command: which request, its version and choices drawn here; the request
+        itself built from what the client knows (``kgc.model.client_view``)."""
         from kgc.model import commands as c
         from kgc.properties.machine import TICKS_MS, assignment_for
 
@@ -129,74 +109,33 @@ class _Driver:
         if kind == "join":
             version = self.version("JoinGroup")
             fresh = v.generation_id < 0 and rng.random() < 0.5
-            return c.JoinGroup(
-                client=v.client,
-                member_id=c.NO_MEMBER_ID if fresh else v.member_id,
-                group_instance_id=v.group_instance_id if version >= 5 else None,
-                session_timeout_ms=v.session_timeout_ms,
-                rebalance_timeout_ms=v.rebalance_timeout_ms,
-                protocols=tuple(
-                    c.Protocol(name=p, metadata=json.dumps({"topics": [TOPIC]}))
-                    for p in v.protocols
-                ),
-                version=version,
-            )
-        stale = rng.random() < 0.15
-        generation = v.generation_id - 1 if stale else v.generation_id
+            return v.join_group(version=version, member_id=c.NO_MEMBER_ID if fresh else None)
+        generation = "stale" if rng.random() < 0.15 else "current"
         if kind == "sync":
-            version = self.version("SyncGroup")
-            return c.SyncGroup(
-                client=v.client,
-                member_id=v.member_id,
-                generation_id=generation,
-                group_instance_id=v.group_instance_id,
-                protocol_type="consumer" if version >= 5 else None,
-                protocol_name=v.protocol_name if version >= 5 else None,
-                assignments=assignment_for(v.members, TOPIC) if (v.leader and v.members) else (),
-                version=version,
+            assignments = v.assignments(lambda members: assignment_for(members, TOPIC))
+            return v.sync_group(
+                version=self.version("SyncGroup"), generation=generation, assignments=assignments
             )
         if kind == "heartbeat":
-            return c.Heartbeat(
-                client=v.client,
-                member_id=v.member_id,
-                generation_id=generation,
-                group_instance_id=v.group_instance_id,
-                version=self.version("Heartbeat"),
-            )
+            return v.heartbeat(version=self.version("Heartbeat"), generation=generation)
         if kind == "commit":
-            return c.OffsetCommit(
-                client=v.client,
-                member_id=v.member_id,
-                generation_id=generation,
-                group_instance_id=v.group_instance_id,
-                offsets=(
-                    c.TopicPartitionOffset(topic=TOPIC, partition=0, offset=rng.randint(0, 999)),
-                ),
-                version=self.version("OffsetCommit"),
+            offsets = (
+                c.TopicPartitionOffset(topic=TOPIC, partition=0, offset=rng.randint(0, 999)),
+            )
+            return v.offset_commit(
+                version=self.version("OffsetCommit"), offsets=offsets, generation=generation
             )
         if kind == "fetch":
-            return c.OffsetFetch(
-                client=v.client,
-                partitions=(c.TopicPartition(topic=TOPIC, partition=0),),
-                version=self.version("OffsetFetch"),
-            )
+            partitions = (c.TopicPartition(topic=TOPIC, partition=0),)
+            return v.offset_fetch(version=self.version("OffsetFetch"), partitions=partitions)
         if kind == "describe":
-            return c.DescribeGroups(client=v.client, version=self.version("DescribeGroups"))
+            return v.describe_groups(version=self.version("DescribeGroups"))
         if kind == "find":
-            return c.FindCoordinator(client=v.client, version=self.version("FindCoordinator"))
-        member_id = "stranger" if rng.random() < 0.15 else v.member_id
-        if not member_id and v.group_instance_id is None:
+            return v.find_coordinator(version=self.version("FindCoordinator"))
+        who = "stranger" if rng.random() < 0.15 else "self"
+        if not v.can_leave(who):
             return c.Tick(ms=rng.choice(TICKS_MS))
-        return c.LeaveGroup(
-            client=v.client,
-            members=(
-                c.MemberIdentity(
-                    member_id=member_id,
-                    group_instance_id=None if member_id == "stranger" else v.group_instance_id,
-                ),
-            ),
-            version=self.version("LeaveGroup"),
-        )
+        return v.leave_group(version=self.version("LeaveGroup"), who=who)
 
 
 def _plant(trace: Any, rng: random.Random) -> bool:

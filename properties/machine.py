@@ -35,32 +35,21 @@ from kgc.engine.loop import Engine, EngineConfig, StepResult
 from kgc.engine.target import Target
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
+from kgc.model.client_view import ClientView, subscription
 from kgc.model.commands import (
     NO_GENERATION,
     NO_MEMBER_ID,
     Assignment,
-    DescribeGroups,
-    FindCoordinator,
-    Heartbeat,
     JoinGroup,
     JoinGroupResponse,
-    LeaveGroup,
-    MemberIdentity,
-    OffsetCommit,
-    OffsetFetch,
-    Protocol,
     Response,
-    SyncGroup,
     Tick,
     TopicPartition,
     TopicPartitionOffset,
 )
 from kgc.model.errors import (
-    FENCED_INSTANCE_ID,
     INCONSISTENT_GROUP_PROTOCOL,
-    MEMBER_ID_REQUIRED,
     NONE,
-    UNKNOWN_MEMBER_ID,
 )
 
 MAX_CLIENTS = 4
@@ -99,24 +88,6 @@ class DivergenceError(AssertionError):
 
 class InvariantError(AssertionError):
     """The target's own answers contradict each other (no model involved)."""
-
-
-@dataclass(slots=True)
-class ClientView:
-    """What one client knows, learned only from its own responses."""
-
-    client: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    group_instance_id: str | None
-    protocols: tuple[str, ...]
-    member_id: str = NO_MEMBER_ID
-    generation_id: int = NO_GENERATION
-    protocol_name: str | None = None
-    leader: bool = False
-    members: tuple[str, ...] = ()
-    subscriptions: tuple[tuple[str, str], ...] = ()  # (member id, metadata) from the leader's join
-    previous_member_id: str | None = None  # the id it had before it restarted (a "zombie" id)
 
 
 @dataclass(slots=True)
@@ -246,38 +217,24 @@ class GroupMachine(RuleBasedStateMachine):
         view = self.views.get(request.client)
         if view is None:
             return
-        if isinstance(response, JoinGroupResponse):
-            if response.error == NONE:
-                view.member_id = response.member_id
-                view.generation_id = response.generation_id
-                view.protocol_name = response.protocol_name
-                view.leader = response.leader == response.member_id
-                view.members = tuple(m.member_id for m in response.members)
-                view.subscriptions = tuple((m.member_id, m.metadata) for m in response.members)
-                seen = self.leaders.setdefault(response.generation_id, response.leader)
-                if seen != response.leader and self._same_static_member(seen, response.leader):
-                    self.leaders[response.generation_id] = seen = response.leader
-                if seen != response.leader:
-                    self.failed_check = "two-leaders"
-                    raise InvariantError(
-                        f"generation {response.generation_id} has two leaders: {seen} and "
-                        f"{response.leader}\n" + self.report()
-                    )
-                if response.generation_id < self.max_generation:
-                    self.failed_check = "generation-backwards"
-                    raise InvariantError(
-                        f"generation went backwards: {response.generation_id} after "
-                        f"{self.max_generation}\n" + self.report()
-                    )
-                self.max_generation = response.generation_id
-            elif response.error == MEMBER_ID_REQUIRED:
-                view.member_id = response.member_id
-            elif response.error in (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID):
-                view.member_id = NO_MEMBER_ID
-                view.generation_id = NO_GENERATION
-        elif response.error == UNKNOWN_MEMBER_ID and request.type in ("SyncGroup", "Heartbeat"):
-            view.member_id = NO_MEMBER_ID
-            view.generation_id = NO_GENERATION
+        view.learn(response)
+        if isinstance(response, JoinGroupResponse) and response.error == NONE:
+            seen = self.leaders.setdefault(response.generation_id, response.leader)
+            if seen != response.leader and self._same_static_member(seen, response.leader):
+                self.leaders[response.generation_id] = seen = response.leader
+            if seen != response.leader:
+                self.failed_check = "two-leaders"
+                raise InvariantError(
+                    f"generation {response.generation_id} has two leaders: {seen} and "
+                    f"{response.leader}\n" + self.report()
+                )
+            if response.generation_id < self.max_generation:
+                self.failed_check = "generation-backwards"
+                raise InvariantError(
+                    f"generation went backwards: {response.generation_id} after "
+                    f"{self.max_generation}\n" + self.report()
+                )
+            self.max_generation = response.generation_id
 
     def _same_static_member(self, a: str, b: str) -> bool:
         """Whether member ids ``a`` and ``b`` are one static member under its old and new id: a
@@ -342,6 +299,7 @@ class GroupMachine(RuleBasedStateMachine):
             rebalance_timeout_ms=max(rebalance, session),
             group_instance_id=f"{name}-instance" if static else None,
             protocols=protocols,
+            metadata=subscription([self.topic]),
         )
         return name
 
@@ -374,26 +332,10 @@ class GroupMachine(RuleBasedStateMachine):
         return self._add_client(session, rebalance, static, protocols)
 
     def _join_command(
-        self,
-        client: str,
-        version: int,
-        member_id: str,
-        *,
-        protocols: tuple[str, ...] | None = None,
-        session_timeout_ms: int | None = None,
+        self, client: str, version: int, member_id: str, *, session_timeout_ms: int | None = None
     ) -> JoinGroup:
-        v = self.views[client]
-        return JoinGroup(
-            client=client,
-            member_id=member_id,
-            group_instance_id=v.group_instance_id if version >= 5 else None,
-            session_timeout_ms=session_timeout_ms or v.session_timeout_ms,
-            rebalance_timeout_ms=v.rebalance_timeout_ms,
-            protocols=tuple(
-                Protocol(name=p, metadata=json.dumps({"topics": [self.topic]}))
-                for p in (protocols or v.protocols)
-            ),
-            version=version,
+        return self.views[client].join_group(
+            version=version, member_id=member_id, session_timeout_ms=session_timeout_ms
         )
 
     def _enter(self, client: str, version: int) -> None:
@@ -517,11 +459,7 @@ class GroupMachine(RuleBasedStateMachine):
         while its old id lives on until its session expires."""
         if not self._idle(client):
             return
-        v = self.views[client]
-        if v.member_id:
-            v.previous_member_id = v.member_id
-        v.member_id, v.generation_id, v.leader = NO_MEMBER_ID, NO_GENERATION, False
-        v.protocol_name, v.members, v.subscriptions = None, (), ()
+        self.views[client].restart()
         self._enter(client, self.context.version("JoinGroup", vi))
 
     @rule(
@@ -537,54 +475,13 @@ class GroupMachine(RuleBasedStateMachine):
         member)."""
         if not self._idle(client):
             return
-        v = self.views[client]
-        if v.group_instance_id is None:
-            return
-        member_id = v.previous_member_id or "stranger"
-        if member_id == v.member_id:
-            member_id = "stranger"
-        generation = max(v.generation_id, 0)
-        instance = v.group_instance_id
-        command: Any
-        if api == "Heartbeat":
-            command = Heartbeat(
-                client=client,
-                member_id=member_id,
-                generation_id=generation,
-                group_instance_id=instance,
-                version=self.context.version("Heartbeat", vi),
-            )
-        elif api == "SyncGroup":
-            version = self.context.version("SyncGroup", vi)
-            command = SyncGroup(
-                client=client,
-                member_id=member_id,
-                generation_id=generation,
-                group_instance_id=instance,
-                protocol_type="consumer" if version >= 5 else None,
-                protocol_name=v.protocol_name if version >= 5 else None,
-                assignments=(),
-                version=version,
-            )
-        elif api == "OffsetCommit":
-            command = OffsetCommit(
-                client=client,
-                member_id=member_id,
-                generation_id=generation,
-                group_instance_id=instance,
-                offsets=(TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),),
-                version=self.context.version("OffsetCommit", vi),
-            )
-        elif api == "JoinGroup":
-            version = max(5, self.context.version("JoinGroup", vi))  # instance ids from v5
-            command = self._join_command(client, version, member_id)
-        else:
-            command = LeaveGroup(
-                client=client,
-                members=(MemberIdentity(member_id=member_id, group_instance_id=instance),),
-                version=max(3, self.context.version("LeaveGroup", vi)),  # instance ids from v3
-            )
-        self._run(command)
+        command = self.views[client].zombie(
+            api,
+            version=self.context.version(api, vi),
+            offsets=(TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),),
+        )
+        if command is not None:
+            self._run(command)
 
     @rule(client=clients, vi=VERSION_INDEX, high=st.booleans())
     def join_invalid_session(self, client: str, vi: int, high: bool) -> None:
@@ -612,22 +509,11 @@ class GroupMachine(RuleBasedStateMachine):
 
     def _sync(self, client: str, *, version: int, stale: bool) -> None:
         v = self.views[client]
-        generation = v.generation_id - 1 if stale else v.generation_id
-        assignments = assignment_for(v.members, self.topic) if (v.leader and v.members) else ()
+        assignments = v.assignments(lambda members: assignment_for(members, self.topic))
         if assignments and not stale:
             self._check_assignment(v, assignments)
-        self._run(
-            SyncGroup(
-                client=client,
-                member_id=v.member_id,
-                generation_id=generation,
-                group_instance_id=v.group_instance_id if version >= 3 else None,
-                protocol_type="consumer" if version >= 5 else None,
-                protocol_name=v.protocol_name if version >= 5 else None,
-                assignments=assignments,
-                version=version,
-            )
-        )
+        generation = "stale" if stale else "current"
+        self._run(v.sync_group(version=version, generation=generation, assignments=assignments))
 
     @rule(
         client=clients, vi=VERSION_INDEX, generation=st.sampled_from(("current", "stale", "none"))
@@ -635,18 +521,8 @@ class GroupMachine(RuleBasedStateMachine):
     def heartbeat(self, client: str, vi: int, generation: str) -> None:
         if not self._idle(client):
             return
-        v = self.views[client]
-        gen = {"current": v.generation_id, "stale": v.generation_id - 1, "none": NO_GENERATION}
         version = self.context.version("Heartbeat", vi)
-        self._run(
-            Heartbeat(
-                client=client,
-                member_id=v.member_id,
-                generation_id=gen[generation],
-                group_instance_id=v.group_instance_id if version >= 3 else None,
-                version=version,
-            )
-        )
+        self._run(self.views[client].heartbeat(version=version, generation=generation))
 
     @rule(client=clients, vi=VERSION_INDEX, who=st.sampled_from(("self", "stranger", "instance")))
     def leave(self, client: str, vi: int, who: str) -> None:
@@ -655,23 +531,11 @@ class GroupMachine(RuleBasedStateMachine):
         the instance's current member is removed)."""
         if not self._idle(client):
             return
-        v = self.views[client]
-        if who == "instance":
-            if v.group_instance_id is None:
-                return
-            identity = MemberIdentity(member_id="", group_instance_id=v.group_instance_id)
-            version = max(3, self.context.version("LeaveGroup", vi))  # instance ids from v3
-        else:
-            stranger = who == "stranger"
-            member_id = "stranger" if stranger else v.member_id
-            if not member_id and v.group_instance_id is None:
-                return
-            identity = MemberIdentity(
-                member_id=member_id,
-                group_instance_id=None if stranger else v.group_instance_id,
-            )
-            version = self.context.version("LeaveGroup", vi)
-        self._run(LeaveGroup(client=client, members=(identity,), version=version))
+        command = self.views[client].leave_group(
+            version=self.context.version("LeaveGroup", vi), who=who
+        )
+        if command is not None:
+            self._run(command)
 
     @rule(
         client=clients,
@@ -682,22 +546,11 @@ class GroupMachine(RuleBasedStateMachine):
     def commit(self, client: str, vi: int, generation: str, offset: int) -> None:
         if not self._idle(client):
             return
-        v = self.views[client]
-        if generation == "simple":
-            member_id, gen, instance = NO_MEMBER_ID, NO_GENERATION, None
-        else:
-            member_id = v.member_id
-            gen = v.generation_id if generation == "current" else v.generation_id - 1
-            instance = v.group_instance_id
+        offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=offset),)
         version = self.context.version("OffsetCommit", vi)
         self._run(
-            OffsetCommit(
-                client=client,
-                member_id=member_id,
-                generation_id=gen,
-                group_instance_id=instance,
-                offsets=(TopicPartitionOffset(topic=self.topic, partition=0, offset=offset),),
-                version=version,
+            self.views[client].offset_commit(
+                version=version, offsets=offsets, generation=generation
             )
         )
 
@@ -706,27 +559,22 @@ class GroupMachine(RuleBasedStateMachine):
         if not self._idle(client):
             return
         version = self.context.version("OffsetFetch", vi)
-        self._run(
-            OffsetFetch(
-                client=client,
-                partitions=(TopicPartition(topic=self.topic, partition=0),),
-                version=version,
-            )
-        )
+        partitions = (TopicPartition(topic=self.topic, partition=0),)
+        self._run(self.views[client].offset_fetch(version=version, partitions=partitions))
 
     @rule(client=clients, vi=VERSION_INDEX)
     def describe(self, client: str, vi: int) -> None:
         if not self._idle(client):
             return
         version = self.context.version("DescribeGroups", vi)
-        self._run(DescribeGroups(client=client, version=version))
+        self._run(self.views[client].describe_groups(version=version))
 
     @rule(client=clients, vi=VERSION_INDEX)
     def find_coordinator(self, client: str, vi: int) -> None:
         if not self._idle(client):
             return
         version = self.context.version("FindCoordinator", vi)
-        self._run(FindCoordinator(client=client, version=version))
+        self._run(self.views[client].find_coordinator(version=version))
 
     @rule(ms=st.sampled_from(("next-deadline", *TICKS_MS)))
     def tick(self, ms: int | str) -> None:
