@@ -43,7 +43,7 @@ import selectors
 import socket
 import struct
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -596,16 +596,18 @@ class Connection:
 GROUP_KEY_TYPE = 0  # FindCoordinator key type GROUP (CoordinatorType.GROUP)
 
 
+def find_coordinator_request(key: str, *, version: int) -> Any:
+    """FindCoordinator for a GROUP key; v0-3 carry ``key``, v4+ the batched ``coordinator_keys``."""
+    if version >= 4:
+        return FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=[key])
+    if version >= 1:
+        return FindCoordinatorRequest(key=key, key_type=GROUP_KEY_TYPE)
+    return FindCoordinatorRequest(key=key)
+
+
 def find_coordinator(conn: Connection, key: str, *, version: int | None = None) -> Handle:
-    """FindCoordinator for a GROUP key; v0-3 send ``key``, v4+ the batched ``coordinator_keys``."""
     v = conn.version_for(FindCoordinatorRequest, version)
-    if v >= 4:
-        req = FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=[key])
-    elif v >= 1:
-        req = FindCoordinatorRequest(key=key, key_type=GROUP_KEY_TYPE)
-    else:
-        req = FindCoordinatorRequest(key=key)
-    return conn.send(req, v)
+    return conn.send(find_coordinator_request(key, version=v), v)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -638,8 +640,13 @@ def find_coordinator_result(response: Any, version: int) -> CoordinatorResult:
     )
 
 
-def join_group(
-    conn: Connection,
+# One request builder per group API: the only place a group request's kafka-python object is
+# put together, with its version-dependent layout. ``kgc.conformance.wire.encode`` calls these for
+# a model command (real member ids, metadata and assignments as bytes); the ``conn``-taking
+# wrappers send one at the connection's negotiated version, for tests and probes.
+
+
+def join_group_request(
     group_id: str,
     *,
     member_id: str = "",
@@ -649,10 +656,9 @@ def join_group(
     protocol_type: str = "consumer",
     group_instance_id: str | None = None,
     reason: str | None = None,
-    version: int | None = None,
-) -> Handle:
-    """JoinGroup (fields absent from the chosen version are simply not encoded)."""
-    req = JoinGroupRequest(
+) -> Any:
+    """JoinGroup (fields absent from the version it is sent at are simply not encoded)."""
+    return JoinGroupRequest(
         group_id=group_id,
         session_timeout_ms=session_timeout_ms,
         rebalance_timeout_ms=rebalance_timeout_ms,
@@ -664,11 +670,16 @@ def join_group(
         ],
         reason=reason,
     )
-    return conn.send(req, version)
 
 
-def sync_group(
-    conn: Connection,
+def join_group(
+    conn: Connection, group_id: str, *, version: int | None = None, **fields: Any
+) -> Handle:
+    """JoinGroup: :func:`join_group_request`'s ``fields``, sent at ``version`` (or the newest)."""
+    return conn.send(join_group_request(group_id, **fields), version)
+
+
+def sync_group_request(
     group_id: str,
     *,
     member_id: str,
@@ -677,9 +688,8 @@ def sync_group(
     group_instance_id: str | None = None,
     protocol_type: str | None = None,
     protocol_name: str | None = None,
-    version: int | None = None,
-) -> Handle:
-    req = SyncGroupRequest(
+) -> Any:
+    return SyncGroupRequest(
         group_id=group_id,
         generation_id=generation_id,
         member_id=member_id,
@@ -691,25 +701,54 @@ def sync_group(
             for m, a in assignments
         ],
     )
-    return conn.send(req, version)
 
 
-def heartbeat(
-    conn: Connection,
-    group_id: str,
-    *,
-    member_id: str,
-    generation_id: int,
-    group_instance_id: str | None = None,
-    version: int | None = None,
+def sync_group(
+    conn: Connection, group_id: str, *, version: int | None = None, **fields: Any
 ) -> Handle:
-    req = HeartbeatRequest(
+    return conn.send(sync_group_request(group_id, **fields), version)
+
+
+def heartbeat_request(
+    group_id: str, *, member_id: str, generation_id: int, group_instance_id: str | None = None
+) -> Any:
+    return HeartbeatRequest(
         group_id=group_id,
         generation_id=generation_id,
         member_id=member_id,
         group_instance_id=group_instance_id,
     )
-    return conn.send(req, version)
+
+
+def heartbeat(
+    conn: Connection, group_id: str, *, version: int | None = None, **fields: Any
+) -> Handle:
+    return conn.send(heartbeat_request(group_id, **fields), version)
+
+
+def leave_group_request(
+    group_id: str,
+    members: Sequence[tuple[str, str | None]],
+    *,
+    version: int,
+    reason: str | None = None,
+) -> Any:
+    """LeaveGroup: v0-2 carry a single ``member_id`` (exactly one member required), v3+ a batch of
+    ``(member_id, group_instance_id)``."""
+    if version < 3:
+        if len(members) != 1:
+            raise ValueError(
+                f"LeaveGroup v{version} carries exactly one member_id, got {len(members)} "
+                "members; use v3+ for a batch"
+            )
+        return LeaveGroupRequest(group_id=group_id, member_id=members[0][0])
+    return LeaveGroupRequest(
+        group_id=group_id,
+        members=[
+            LeaveGroupRequest.MemberIdentity(member_id=m, group_instance_id=g, reason=reason)
+            for m, g in members
+        ],
+    )
 
 
 def leave_group(
@@ -720,68 +759,94 @@ def leave_group(
     reason: str | None = None,
     version: int | None = None,
 ) -> Handle:
-    """LeaveGroup: v0-2 carry a single ``member_id`` (exactly one member required), v3+ a batch of
-    ``(member_id, group_instance_id)``."""
     v = conn.version_for(LeaveGroupRequest, version)
-    if v < 3:
-        if len(members) != 1:
-            raise ValueError(f"LeaveGroup v{v} leaves exactly one member, got {len(members)}")
-        req = LeaveGroupRequest(group_id=group_id, member_id=members[0][0])
-    else:
-        req = LeaveGroupRequest(
-            group_id=group_id,
-            members=[
-                LeaveGroupRequest.MemberIdentity(member_id=m, group_instance_id=g, reason=reason)
-                for m, g in members
-            ],
-        )
-    return conn.send(req, v)
+    return conn.send(leave_group_request(group_id, members, version=v, reason=reason), v)
 
 
-def offset_commit(
-    conn: Connection,
+def _topic_ref(
+    api: str, version: int, topic: str, topic_ids: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """How a v10+ OffsetCommit/OffsetFetch names a topic (by id), else by name."""
+    if version < 10:
+        return {"name": topic}
+    if topic_ids is None or topic not in topic_ids:
+        raise ValueError(f"{api} v{version} names topics by id: pass topic_ids with {topic!r}")
+    return {"topic_id": topic_ids[topic]}
+
+
+def offset_commit_request(
     group_id: str,
     *,
     member_id: str,
     generation_id: int,
     offsets: Sequence[tuple[str, int, int, str | None]],
     group_instance_id: str | None = None,
-    topic_ids: dict[str, Any] | None = None,
-    version: int | None = None,
-) -> Handle:
+    topic_ids: Mapping[str, Any] | None = None,
+    version: int,
+) -> Any:
     """OffsetCommit of ``(topic, partition, offset, metadata)``; v10+ name topics by id, so
     ``topic_ids`` (topic name -> ``uuid.UUID``, from Metadata) is required there."""
-    v = conn.version_for(OffsetCommitRequest, version)
-    by_topic: dict[str, list[tuple[int, int, str | None]]] = {}
+    topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
+    by_topic: dict[str, list[Any]] = {}
     for topic, partition, offset, meta in offsets:
-        by_topic.setdefault(topic, []).append((partition, offset, meta))
-    topics = []
-    for topic, parts in by_topic.items():
-        t: dict[str, Any] = {
-            "partitions": [
-                OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
-                    partition_index=p, committed_offset=o, committed_metadata=m
-                )
-                for p, o, m in parts
-            ]
-        }
-        if v >= 10:
-            if topic_ids is None or topic not in topic_ids:
-                raise ValueError(
-                    f"OffsetCommit v{v} names topics by id: pass topic_ids for {topic!r}"
-                )
-            t["topic_id"] = topic_ids[topic]
-        else:
-            t["name"] = topic
-        topics.append(OffsetCommitRequest.OffsetCommitRequestTopic(**t))
-    req = OffsetCommitRequest(
+        by_topic.setdefault(topic, []).append(
+            topic_cls.OffsetCommitRequestPartition(
+                partition_index=partition, committed_offset=offset, committed_metadata=meta
+            )
+        )
+    return OffsetCommitRequest(
         group_id=group_id,
         generation_id_or_member_epoch=generation_id,
         member_id=member_id,
         group_instance_id=group_instance_id,
-        topics=topics,
+        topics=[
+            topic_cls(partitions=parts, **_topic_ref("OffsetCommit", version, t, topic_ids))
+            for t, parts in by_topic.items()
+        ],
     )
-    return conn.send(req, v)
+
+
+def offset_commit(
+    conn: Connection, group_id: str, *, version: int | None = None, **fields: Any
+) -> Handle:
+    v = conn.version_for(OffsetCommitRequest, version)
+    return conn.send(offset_commit_request(group_id, version=v, **fields), v)
+
+
+def offset_fetch_request(
+    group_id: str,
+    partitions: Sequence[tuple[str, int]] | None,
+    *,
+    topic_ids: Mapping[str, Any] | None = None,
+    require_stable: bool = False,
+    version: int,
+) -> Any:
+    """OffsetFetch of ``(topic, partition)`` pairs (``None`` = all committed partitions, v2+).
+    v8+ use the batched ``groups`` layout; v10+ name topics by id (``topic_ids`` required)."""
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions or ():
+        by_topic.setdefault(topic, []).append(partition)
+    if version >= 8:
+        group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
+        topic_cls = group_cls.OffsetFetchRequestTopics
+        topics = None
+        if partitions is not None:
+            topics = [
+                topic_cls(partition_indexes=idx, **_topic_ref("OffsetFetch", version, t, topic_ids))
+                for t, idx in by_topic.items()
+            ]
+        return OffsetFetchRequest(
+            groups=[group_cls(group_id=group_id, topics=topics)], require_stable=require_stable
+        )
+    old_cls = OffsetFetchRequest.OffsetFetchRequestTopic
+    topics_v = (
+        None
+        if partitions is None
+        else [old_cls(name=t, partition_indexes=idx) for t, idx in by_topic.items()]
+    )
+    if topics_v is None and version < 2:
+        raise ValueError(f"OffsetFetch v{version} cannot fetch all partitions: list them")
+    return OffsetFetchRequest(group_id=group_id, topics=topics_v, require_stable=require_stable)
 
 
 def offset_fetch(
@@ -789,52 +854,21 @@ def offset_fetch(
     group_id: str,
     partitions: Sequence[tuple[str, int]] | None,
     *,
-    topic_ids: dict[str, Any] | None = None,
-    require_stable: bool = False,
     version: int | None = None,
+    **fields: Any,
 ) -> Handle:
-    """OffsetFetch of ``(topic, partition)`` pairs (``None`` = all committed partitions, v2+).
-    v8+ use the batched ``groups`` layout; v10+ name topics by id (``topic_ids`` required)."""
     v = conn.version_for(OffsetFetchRequest, version)
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in partitions or ():
-        by_topic.setdefault(topic, []).append(partition)
-    if v >= 8:
-        group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
-        topic_cls = group_cls.OffsetFetchRequestTopics
-        topics = None
-        if partitions is not None:
-            topics = []
-            for topic, idx in by_topic.items():
-                if v >= 10:
-                    if topic_ids is None or topic not in topic_ids:
-                        raise ValueError(
-                            f"OffsetFetch v{v} names topics by id: pass topic_ids for {topic!r}"
-                        )
-                    topics.append(topic_cls(topic_id=topic_ids[topic], partition_indexes=idx))
-                else:
-                    topics.append(topic_cls(name=topic, partition_indexes=idx))
-        req = OffsetFetchRequest(
-            groups=[group_cls(group_id=group_id, topics=topics)], require_stable=require_stable
-        )
-    else:
-        topic_cls = OffsetFetchRequest.OffsetFetchRequestTopic
-        topics_v = (
-            None
-            if partitions is None
-            else [topic_cls(name=t, partition_indexes=idx) for t, idx in by_topic.items()]
-        )
-        if topics_v is None and v < 2:
-            raise ValueError(f"OffsetFetch v{v} cannot fetch all partitions: list them")
-        req = OffsetFetchRequest(group_id=group_id, topics=topics_v, require_stable=require_stable)
-    return conn.send(req, v)
+    return conn.send(offset_fetch_request(group_id, partitions, version=v, **fields), v)
+
+
+def describe_groups_request(group_ids: Sequence[str]) -> Any:
+    return DescribeGroupsRequest(groups=list(group_ids), include_authorized_operations=False)
 
 
 def describe_groups(
     conn: Connection, group_ids: Sequence[str], *, version: int | None = None
 ) -> Handle:
-    req = DescribeGroupsRequest(groups=list(group_ids), include_authorized_operations=False)
-    return conn.send(req, version)
+    return conn.send(describe_groups_request(group_ids), version)
 
 
 def metadata(

@@ -71,7 +71,8 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
-from kgc.conformance.client import GROUP_KEY_TYPE, error_name
+from kgc.conformance import client as kc
+from kgc.conformance.client import error_name
 from kgc.model import commands as m
 from kgc.model.errors import NONE
 
@@ -257,140 +258,66 @@ def encode(
     v = _check_version(command)
     match command:
         case m.JoinGroup():
-            req: Any = JoinGroupRequest(
-                group_id=group_id,
+            req: Any = kc.join_group_request(
+                group_id,
                 session_timeout_ms=command.session_timeout_ms,
                 rebalance_timeout_ms=command.rebalance_timeout_ms,
                 member_id=ids.real(command.member_id),
                 group_instance_id=command.group_instance_id,
                 protocol_type=command.protocol_type,
-                protocols=[
-                    JoinGroupRequest.JoinGroupRequestProtocol(
-                        name=p.name, metadata=_metadata_bytes(p.metadata)
-                    )
-                    for p in command.protocols
-                ],
+                protocols=[(p.name, _metadata_bytes(p.metadata)) for p in command.protocols],
             )
         case m.SyncGroup():
-            req = SyncGroupRequest(
-                group_id=group_id,
+            req = kc.sync_group_request(
+                group_id,
                 generation_id=command.generation_id,
                 member_id=ids.real(command.member_id),
                 group_instance_id=command.group_instance_id,
                 protocol_type=command.protocol_type,
                 protocol_name=command.protocol_name,
                 assignments=[
-                    SyncGroupRequest.SyncGroupRequestAssignment(
-                        member_id=ids.real(a.member_id), assignment=_assignment_bytes(a.assignment)
-                    )
+                    (ids.real(a.member_id), _assignment_bytes(a.assignment))
                     for a in command.assignments
                 ],
             )
         case m.Heartbeat():
-            req = HeartbeatRequest(
-                group_id=group_id,
+            req = kc.heartbeat_request(
+                group_id,
                 generation_id=command.generation_id,
                 member_id=ids.real(command.member_id),
                 group_instance_id=command.group_instance_id,
             )
         case m.LeaveGroup():
-            if v < 3:
-                if len(command.members) != 1:
-                    raise ValueError(
-                        f"LeaveGroup v{v} carries exactly one member_id, got {len(command.members)}"
-                        " members; use v3+ for a batch"
-                    )
-                req = LeaveGroupRequest(
-                    group_id=group_id, member_id=ids.real(command.members[0].member_id)
-                )
-            else:
-                req = LeaveGroupRequest(
-                    group_id=group_id,
-                    members=[
-                        LeaveGroupRequest.MemberIdentity(
-                            member_id=ids.real(x.member_id), group_instance_id=x.group_instance_id
-                        )
-                        for x in command.members
-                    ],
-                )
+            req = kc.leave_group_request(
+                group_id,
+                [(ids.real(x.member_id), x.group_instance_id) for x in command.members],
+                version=v,
+            )
         case m.OffsetCommit():
-            topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
-            part_cls = topic_cls.OffsetCommitRequestPartition
-            by_topic: dict[str, list[Any]] = {}
-            for o in command.offsets:
-                by_topic.setdefault(o.topic, []).append(
-                    part_cls(
-                        partition_index=o.partition,
-                        committed_offset=o.offset,
-                        committed_metadata=o.metadata,
-                    )
-                )
-            req = OffsetCommitRequest(
-                group_id=group_id,
-                generation_id_or_member_epoch=command.generation_id,
+            req = kc.offset_commit_request(
+                group_id,
+                generation_id=command.generation_id,
                 member_id=ids.real(command.member_id),
                 group_instance_id=command.group_instance_id,
-                topics=[
-                    topic_cls(partitions=parts, **_topic_ref(t, v >= 10, topic_ids, command))
-                    for t, parts in by_topic.items()
-                ],
+                offsets=[(o.topic, o.partition, o.offset, o.metadata) for o in command.offsets],
+                topic_ids=topic_ids,
+                version=v,
             )
         case m.OffsetFetch():
-            by_topic_idx: dict[str, list[int]] = {}
-            for tp in command.partitions:
-                by_topic_idx.setdefault(tp.topic, []).append(tp.partition)
-            if v >= 8:
-                group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
-                ftopic_cls = group_cls.OffsetFetchRequestTopics
-                req = OffsetFetchRequest(
-                    groups=[
-                        group_cls(
-                            group_id=group_id,
-                            topics=[
-                                ftopic_cls(
-                                    partition_indexes=idx,
-                                    **_topic_ref(t, v >= 10, topic_ids, command),
-                                )
-                                for t, idx in by_topic_idx.items()
-                            ],
-                        )
-                    ],
-                    require_stable=False,
-                )
-            else:
-                ftopic_cls = OffsetFetchRequest.OffsetFetchRequestTopic
-                req = OffsetFetchRequest(
-                    group_id=group_id,
-                    topics=[
-                        ftopic_cls(name=t, partition_indexes=idx) for t, idx in by_topic_idx.items()
-                    ],
-                    require_stable=False,
-                )
+            req = kc.offset_fetch_request(
+                group_id,
+                [(tp.topic, tp.partition) for tp in command.partitions],
+                topic_ids=topic_ids,
+                version=v,
+            )
         case m.DescribeGroups():
-            req = DescribeGroupsRequest(groups=[group_id], include_authorized_operations=False)
+            req = kc.describe_groups_request([group_id])
         case m.FindCoordinator():
-            if v >= 4:
-                req = FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=[group_id])
-            elif v >= 1:
-                req = FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY_TYPE)
-            else:
-                req = FindCoordinatorRequest(key=group_id)
+            req = kc.find_coordinator_request(group_id, version=v)
         case _:
             raise TypeError(f"not a request command: {command!r}")
     req.API_VERSION = v
     return req, v
-
-
-def _topic_ref(
-    topic: str, by_id: bool, topic_ids: Mapping[str, Any] | None, command: m.Request
-) -> dict[str, Any]:
-    if not by_id:
-        return {"name": topic}
-    if topic_ids is None or topic not in topic_ids:
-        raise ValueError(
-            f"{command.type} v{command.version} names topics by id: pass topic_ids with {topic!r}"
-        )
-    return {"topic_id": topic_ids[topic]}
 
 
 # --------------------------------------------------------------------------------------- decode
