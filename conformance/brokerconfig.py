@@ -10,12 +10,18 @@ for the embedded broker and for a broker someone else configured — nothing is 
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from kafka.protocol.admin.configs import DescribeConfigsRequest, DescribeConfigsResponse
-from kgc.conformance.client import Cluster, error_name
+from kgc.conformance.client import ClientError, Cluster, error_name, join_group
+from kgc.engine.registry import SETTINGS
+from kgc.model.errors import INVALID_SESSION_TIMEOUT, MEMBER_ID_REQUIRED, NONE
+from kgc.model.profiles import GroupConfig
 
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
+DESCRIBE_CONFIGS_KEY = 32
+JOIN_GROUP_KEY = 11
 
 GROUP_SETTINGS = (
     "group.min.session.timeout.ms",
@@ -25,6 +31,9 @@ GROUP_SETTINGS = (
     "offsets.topic.num.partitions",
     "offset.metadata.max.bytes",
 )
+# What the model assumes of a broker that says nothing else (and says so): Kafka's defaults, as
+# ``GroupConfig`` holds them (``GroupCoordinatorConfig.java``)
+ASSUMED = {key: getattr(GroupConfig(), SETTINGS[key]) for key in GROUP_SETTINGS}
 
 
 class BrokerConfigUnreadable(Exception):
@@ -70,10 +79,128 @@ def offsets_partition_leaders(cluster: Cluster) -> list[int] | None:
     return [leaders[p] for p in sorted(leaders)]
 
 
-def facts(cluster: Cluster) -> dict[str, Any]:
-    """Everything above, as one JSON-ready dict for the trace manifest's ``target``."""
+# A session timeout no broker needs refuse (the suite's own are 1-2 s) and the largest int32.
+_PROBE_LOW_MS, _PROBE_HIGH_MS = 1, 2**31 - 1
+
+
+def probe_session_bounds(cluster: Cluster) -> tuple[int, int] | None:
+    """``(group.min.session.timeout.ms, group.max.session.timeout.ms)`` found by asking: a
+    JoinGroup whose session timeout is outside the bounds is refused ``INVALID_SESSION_TIMEOUT``
+    before anything else (``GroupMetadataManager.classicGroupJoin``; ``GroupCoordinator
+    .handleJoinGroup`` in 3.x), and one inside them, sent as a new member at v4+, is answered
+    ``MEMBER_ID_REQUIRED`` at once (KIP-394) — so a binary search over JoinGroups to a throwaway
+    ``kgc-probe-…`` group finds each bound. None when the broker cannot be asked that way (no
+    JoinGroup v4+); :class:`BrokerConfigUnreadable` when it answers otherwise (e.g. a new
+    member joined at once, with no handshake)."""
+    group_id = f"kgc-probe-{secrets.token_hex(4)}"
+    node = cluster.find_coordinator(group_id).node_id
+    conn = cluster.connection(node)
+    top = (conn.broker_versions or {}).get(JOIN_GROUP_KEY, (0, -1))[1]
+    version = min(top, 5)
+    if version < 4:
+        return None
+
+    def answer(session_ms: int) -> str:
+        handle = join_group(
+            conn,
+            group_id,
+            session_timeout_ms=session_ms,
+            rebalance_timeout_ms=session_ms,
+            protocols=[("range", b"")],
+            version=version,
+        )
+        error = error_name(cluster._request(conn, handle).error_code)
+        if error not in (INVALID_SESSION_TIMEOUT, MEMBER_ID_REQUIRED, NONE):
+            raise BrokerConfigUnreadable(f"JoinGroup probe answered {error}")
+        return error
+
+    def refused(session_ms: int) -> bool:
+        return answer(session_ms) == INVALID_SESSION_TIMEOUT
+
+    def first_accepted(lo: int, hi: int) -> int:  # refused(lo - 1) or lo == 1; hi accepted
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if refused(mid) else (lo, mid)
+        return lo
+
+    def last_accepted(lo: int, hi: int) -> int:  # lo accepted; refused(hi + 1) or hi is the top
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if not refused(mid) else (lo, mid - 1)
+        return lo
+
+    if answer(6000) == NONE:  # Kafka's default minimum, so most brokers accept it
+        raise BrokerConfigUnreadable(
+            "a new member's JoinGroup v4+ was answered NONE, with no KIP-394 MEMBER_ID_REQUIRED "
+            "handshake, so each probe would be a whole join phase: not probed"
+        )
+    accepted = 6000 if not refused(6000) else None
+    if accepted is None:
+        accepted = next((ms for ms in (60_000, 300_000, 1_800_000) if not refused(ms)), None)
+        if accepted is None:
+            return None
+    low = _PROBE_LOW_MS if not refused(_PROBE_LOW_MS) else first_accepted(1, accepted)
+    top = _PROBE_HIGH_MS
+    high = top if not refused(top) else last_accepted(accepted, top)
+    return low, high
+
+
+def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, Any]:
+    """What the model needs to know, as one JSON-ready dict for the trace manifest's ``target``,
+    with where each fact came from (``fact_sources``): ``given`` (``--broker-config``), ``read``
+    (DescribeConfigs), ``probed`` (asked with requests: the session-timeout bounds), ``assumed``
+    (Kafka's default: nothing else said) — never a silent guess. ``notes`` says what could not be
+    had and what was switched off for it (a broker with no ``__consumer_offsets`` in Metadata:
+    coordinators are found with FindCoordinator only, and where a group lives is not checked)."""
+    given = dict(given or {})
+    notes: list[str] = []
+    read: dict[str, int] = {}
+    advertised = cluster.connection(_first_node(cluster)).broker_versions or {}
+    if DESCRIBE_CONFIGS_KEY not in advertised:
+        notes.append("DescribeConfigs: not offered by the broker")
+    else:
+        try:
+            read = group_settings(cluster)
+        except (ClientError, BrokerConfigUnreadable) as exc:
+            notes.append(f"DescribeConfigs refused ({exc})")
+    config: dict[str, int] = {}
+    sources: dict[str, str] = {}
+    for key in GROUP_SETTINGS:
+        if key in given:
+            config[key], sources[key] = given[key], "given"
+        elif key in read:
+            config[key], sources[key] = read[key], "read"
+    bounds = ("group.min.session.timeout.ms", "group.max.session.timeout.ms")
+    if any(k not in config for k in bounds):
+        try:
+            probed = probe_session_bounds(cluster)
+        except (ClientError, BrokerConfigUnreadable) as exc:
+            probed = None
+            notes.append(f"session-timeout probe failed ({exc})")
+        if probed is not None:
+            for key, value in zip(bounds, probed, strict=True):
+                if key not in config:
+                    config[key], sources[key] = value, "probed"
+    for key in GROUP_SETTINGS:
+        if key not in config:
+            config[key], sources[key] = ASSUMED[key], "assumed"
+    try:
+        leaders = offsets_partition_leaders(cluster)
+    except ClientError as exc:
+        leaders = None
+        notes.append(
+            f"no __consumer_offsets metadata ({exc}): coordinators found with FindCoordinator "
+            "only; which node coordinates a group is not checked"
+        )
     return {
-        "group_config": group_settings(cluster),
-        "offsets_partition_leaders": offsets_partition_leaders(cluster),
+        "group_config": config,
+        "fact_sources": sources,
+        "fact_notes": notes,
+        "offsets_partition_leaders": leaders,
         "node_ids": sorted(b.node_id for b in cluster.metadata().brokers),
     }
+
+
+def _first_node(cluster: Cluster) -> int:
+    cluster.refresh_metadata()
+    return min(b.node_id for b in cluster.metadata().brokers)

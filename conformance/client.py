@@ -405,8 +405,11 @@ class Connection:
 
     # versions ------------------------------------------------------------------------------
     def _negotiate(self, timeout_s: float) -> None:
-        version = 3
-        for _attempt in range(2):
+        """ApiVersions at v3; on ``UNSUPPORTED_VERSION`` at the newest version the answer names,
+        else one lower (``_unsupported_api_versions``: an answer in a layout this version cannot
+        decode is that error too)."""
+        version, tried = 3, []
+        while version >= 0:
             req = ApiVersionsRequest(
                 client_software_name=CLIENT_SOFTWARE_NAME,
                 client_software_version=CLIENT_SOFTWARE_VERSION,
@@ -414,16 +417,18 @@ class Connection:
             handle = self._send(req, version, timeout_s=timeout_s)
             self._poller.wait([handle], timeout_s + 1.0)
             resp = handle.result()
+            tried.append(version)
             ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
             if resp.error_code == 0:
                 self.broker_versions = ranges
                 self.versions["ApiVersions"] = version
                 return
-            if error_name(resp.error_code) == UNSUPPORTED_VERSION and _API_VERSIONS_KEY in ranges:
-                version = min(ApiVersionsResponse.max_version, ranges[_API_VERSIONS_KEY][1])
-                continue
-            raise ClientError(f"ApiVersions v{version} failed: {error_name(resp.error_code)}")
-        raise UnsupportedVersionError(f"{self}: broker rejected ApiVersions v3 and v{version}")
+            if error_name(resp.error_code) != UNSUPPORTED_VERSION:
+                raise ClientError(f"ApiVersions v{version} failed: {error_name(resp.error_code)}")
+            named = ranges.get(_API_VERSIONS_KEY, (0, version - 1))[1]
+            version = min(ApiVersionsResponse.max_version, named, version - 1)
+        tried_text = ", ".join(f"v{v}" for v in tried)
+        raise UnsupportedVersionError(f"{self}: broker rejected ApiVersions {tried_text}")
 
     def version_for(self, request_class: Any, pinned: int | None = None) -> int:
         """The version to send ``request_class`` with: ``pinned`` if given (must be encodable by
@@ -562,8 +567,12 @@ class Connection:
         try:
             response = response_class.decode(payload, version=handle.version, header=True)
         except Exception as exc:  # noqa: BLE001 - any decode failure is a protocol error
-            self._fail(now, f"cannot decode {handle.api_name} v{handle.version} response: {exc!r}")
-            return
+            response = _unsupported_api_versions(handle, payload)
+            if response is None:
+                self._fail(
+                    now, f"cannot decode {handle.api_name} v{handle.version} response: {exc!r}"
+                )
+                return
         self._in_flight = None
         handle._complete(now, response=response)
         self._poller._record(handle)
@@ -934,6 +943,23 @@ def create_topics(
 # ---------------------------------------------------------------------------------- cluster view
 
 
+_DESCRIBE_GROUPS_KEY = 15
+_CREATE_TOPICS_KEY = 19
+
+
+def _unsupported_api_versions(handle: Handle, payload: bytes) -> Any:
+    """An ApiVersions answer that does not decode at the version asked but carries
+    ``UNSUPPORTED_VERSION`` (the error code follows the correlation id in every layout): Kafka
+    answers a version it does not speak in the v0 layout, librdkafka's mock cluster in a short form
+    of its own. Read as "ask lower"; anything else is ``None``."""
+    if handle.api_name != "ApiVersions" or len(payload) < 6:
+        return None
+    (code,) = struct.unpack_from(">h", payload, 4)
+    if error_name(code) != UNSUPPORTED_VERSION:
+        return None
+    return ApiVersionsResponse(error_code=code, api_keys=[], throttle_time_ms=0)
+
+
 def parse_bootstrap(bootstrap_servers: str | Sequence[str]) -> list[tuple[str, int]]:
     """``"h1:9092,h2:9093"`` (or a list of ``host:port``) -> ``[("h1", 9092), ("h2", 9093)]``;
     raises :class:`BrokerConfigError` (a ``ValueError``) naming the malformed item."""
@@ -1110,16 +1136,23 @@ class Cluster:
         """Create a topic (``TOPIC_ALREADY_EXISTS`` is fine) and wait until every partition has a
         leader in Metadata."""
         conn = self._any_connection()
-        resp = self._request(conn, create_topics(conn, [(name, partitions, replication_factor)]))
-        for t in resp.topics:
-            err = error_name(t.error_code)
-            if err not in (NONE, TOPIC_ALREADY_EXISTS):
-                raise ClientError(f"CreateTopics {name!r}: {err} {t.error_message or ''}".rstrip())
+        if _CREATE_TOPICS_KEY in (conn.broker_versions or {}):
+            handle = create_topics(conn, [(name, partitions, replication_factor)])
+            for t in self._request(conn, handle).topics:
+                err = error_name(t.error_code)
+                if err not in (NONE, TOPIC_ALREADY_EXISTS):
+                    raise ClientError(
+                        f"CreateTopics {name!r}: {err} {t.error_message or ''}".rstrip()
+                    )
+        else:  # no CreateTopics (librdkafka's mock cluster): ask Metadata to create it
+            self._request(conn, metadata(conn, [name], allow_auto_topic_creation=True))
+            partitions = 0  # as many partitions as the broker gives an auto-created topic
         deadline = time.monotonic() + self.timeout_s
         while True:
             try:
                 leaders = self.partition_leaders(name)
-                if len(leaders) == partitions and all(lid >= 0 for lid in leaders.values()):
+                enough = len(leaders) == partitions or (partitions == 0 and leaders)
+                if enough and all(lid >= 0 for lid in leaders.values()):
                     return
             except ClientError:
                 pass
@@ -1194,6 +1227,8 @@ class Cluster:
             remaining = max(0.1, deadline - time.monotonic())
             node_id = self.find_coordinator(group_id, timeout_s=remaining).node_id
             conn = self.connection(node_id)
+            if _DESCRIBE_GROUPS_KEY not in (conn.broker_versions or {}):
+                return node_id  # no DescribeGroups to ask with: FindCoordinator's word it is
             resp = self._request(conn, describe_groups(conn, [group_id]))
             error = error_name(resp.groups[0].error_code)
             if error not in ROUTING_ERRORS:

@@ -27,6 +27,7 @@ API_VERSIONS_KEY = 18
 METADATA_KEY = 3
 DESCRIBE_QUORUM_KEY = 55
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+UNSUPPORTED_VERSION_CODE = 35
 
 _correlation = itertools.count(1)
 
@@ -84,12 +85,26 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 def round_trip(sock: socket.socket, request: Any, response_cls: Any, version: int) -> Any:
     """Send ``request`` at ``version`` on ``sock`` and decode the matching response."""
+    correlation_id, body = _exchange(sock, request, version)
+    return _decode(response_cls, body, version, correlation_id)
+
+
+def _exchange(sock: socket.socket, request: Any, version: int) -> tuple[int, bytes]:
     request.API_VERSION = version
     correlation_id = next(_correlation) & 0x7FFFFFFF
     request.with_header(correlation_id=correlation_id, client_id="kgc-probe")
     sock.sendall(request.encode(header=True, framed=True))
     (size,) = struct.unpack(">i", _recv_exact(sock, 4))
-    response = response_cls.decode(_recv_exact(sock, size), version=version, header=True)
+    return correlation_id, _recv_exact(sock, size)
+
+
+def _decode(response_cls: Any, body: bytes, version: int, correlation_id: int) -> Any:
+    try:
+        response = response_cls.decode(body, version=version, header=True)
+    except Exception as exc:  # kafka-python raises struct.error, ValueError, …
+        raise ProbeError(
+            f"{response_cls.__name__} v{version} does not decode ({len(body)} bytes): {exc}"
+        ) from None
     got = response.header.correlation_id if response.header is not None else correlation_id
     if got != correlation_id:
         raise ProbeError(f"correlation id mismatch: sent {correlation_id}, got {got}")
@@ -114,14 +129,33 @@ def _reason(exc: BaseException) -> str:
 
 
 def _api_versions_on(sock: socket.socket) -> ApiVersionsInfo:
-    req = ApiVersionsRequest(client_software_name="kgc", client_software_version="0.1.0")
-    resp = round_trip(sock, req, ApiVersionsResponse, 3)
-    if resp.error_code == 35:  # UNSUPPORTED_VERSION: the broker answers in v0 with its range
-        resp = round_trip(sock, ApiVersionsRequest(), ApiVersionsResponse, 0)
-    if resp.error_code != 0:
-        raise ProbeError(f"ApiVersions error code {resp.error_code}")
+    """ApiVersions at v3, else the newest version the broker answers without error. A broker that
+    does not speak a version answers ``UNSUPPORTED_VERSION`` in an older layout (Kafka: v0,
+    ``ApiVersionsRequest.getErrorResponse``; librdkafka's mock cluster: a short form kafka-python
+    cannot decode), so such an answer means "ask again lower": v2, v1, v0 on the same connection."""
+    resp, problems = None, []
+    for version in (3, 2, 1, 0):
+        req = (
+            ApiVersionsRequest(client_software_name="kgc", client_software_version="0.1.0")
+            if version >= 3
+            else ApiVersionsRequest()
+        )
+        correlation_id, body = _exchange(sock, req, version)
+        try:
+            resp = _decode(ApiVersionsResponse, body, version, correlation_id)
+        except ProbeError as exc:
+            problems.append(str(exc))
+            continue
+        if resp.error_code != UNSUPPORTED_VERSION_CODE:
+            break
+        problems.append(f"ApiVersions v{version}: UNSUPPORTED_VERSION")
+    if resp is None or resp.error_code != 0:
+        raise ProbeError("; ".join(problems) or f"ApiVersions error code {resp.error_code}")
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
-    features = {f.name: f.max_version_level for f in (resp.finalized_features or [])}
+    if not keys:
+        raise ProbeError("ApiVersions lists no API")
+    finalized = getattr(resp, "finalized_features", None) or []
+    features = {f.name: f.max_version_level for f in finalized}
     return ApiVersionsInfo(api_keys=keys, finalized_features=features)
 
 

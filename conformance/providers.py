@@ -71,6 +71,20 @@ class _NoFaults:
         raise FaultsUnavailable(f"cannot restart node {node_id}: {self._why}")
 
 
+def rules_for(protocol_level: str | None) -> tuple[str, str]:
+    """The model profile that judges a broker kgc did not start, and why: the Apache Kafka
+    release whose API versions its ApiVersions answer matches (kafka-python's table of releases),
+    mapped to the nearest profile — 4.x rules from 4.0 on, 3.9 rules before (the only older
+    profile). With no match, the newest rules, and the reason says they are assumed."""
+    from kgc.model.profiles import KAFKA_3_9, KAFKA_4_X
+
+    if not protocol_level or protocol_level == "unknown":
+        return KAFKA_4_X.name, "assumed: ApiVersions matches no Apache Kafka release"
+    major = int(protocol_level.split(".")[0])
+    profile = KAFKA_4_X if major >= 4 else KAFKA_3_9
+    return profile.name, f"chosen from ApiVersions (its API versions match Kafka {protocol_level})"
+
+
 class ExternalKafka(_NoFaults):
     """Any Kafka-protocol broker the user runs, given by its bootstrap servers."""
 
@@ -122,11 +136,10 @@ class ExternalKafka(_NoFaults):
             md = probe.metadata(host, port, self._timeout_s)
             info["nodes"] = len(md.brokers)
             info["cluster_id"] = md.cluster_id
-        # DescribeQuorum is KRaft-only; a ZooKeeper-mode broker does not list api key 55.
-        if probe.DESCRIBE_QUORUM_KEY in versions.api_keys:
-            info["mode"] = "kraft"
-        elif versions.api_keys:
-            info["mode"] = "zookeeper"
+        # DescribeQuorum is KRaft-only, but a broker that is not Apache Kafka may lack it too: its
+        # absence says nothing about ZooKeeper
+        info["mode"] = "kraft" if probe.DESCRIBE_QUORUM_KEY in versions.api_keys else "unknown"
+        info["rules"], info["rules_source"] = rules_for(info.get("protocol_level"))
         self._info = info
 
     def stop(self) -> None:
@@ -149,6 +162,9 @@ class ExternalKafka(_NoFaults):
             # the Apache Kafka release whose API versions it matches (kafka-python's table); a
             # hint only: other implementations speak the same protocol
             "protocol_level": self._info.get("protocol_level", "unknown"),
+            # the model profile that judges it, and why (``rules_for``; ``kgc check --rules``)
+            "model_profile": self._info.get("rules"),
+            "rules_source": self._info.get("rules_source"),
             "finalized_features": self._info.get("finalized_features", {}),
             "api_keys": self._info.get("api_keys"),
             "config": {},

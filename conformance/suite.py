@@ -214,6 +214,7 @@ def run_suite(
     workload: Callable[[Cluster, dict[str, Any]], Workload] | None = None,
     search_settings: settings | None = None,
     example_traces: list[Trace] | None = None,
+    broker_config: dict[str, int] | None = None,
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
@@ -228,7 +229,9 @@ def run_suite(
     (``BrokerTarget``). ``minimize_budget_s``: after shrinking, a divergence's trace goes through
     the command-deletion pass of ``conformance/minimize.py`` for at most that long before it is
     saved. ``search_settings`` replaces the profile's Hypothesis settings; given a list,
-    ``example_traces`` receives every example's trace, passing or not, in run order."""
+    ``example_traces`` receives every example's trace, passing or not, in run order.
+    ``broker_config``: group settings the user gives (``--broker-config``), which win over what
+    the broker says and fill in what it does not (``brokerconfig.facts``)."""
     from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
@@ -239,7 +242,7 @@ def run_suite(
     run_id = secrets.token_hex(3)
     cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
     try:
-        description = {**description, **facts(cluster)}
+        description = {**description, **facts(cluster, broker_config)}
         result = SuiteResult(profile=profile, seed=seed, target=description)
         topic = f"{group_prefix}suite-{run_id}"
         cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)

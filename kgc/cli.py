@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help)
@@ -31,6 +32,11 @@ class UserError(KgcError):
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgc", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the Python traceback of an unexpected failure (also KGC_DEBUG=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
     for name, (module, help_text) in SUBCOMMANDS.items():
@@ -56,6 +62,28 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"kgc {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a traceback never reaches a user unasked
+        if args.debug or os.environ.get("KGC_DEBUG") == "1":
+            raise
+        print(f"kgc {args.command}: error: {_explain(exc)}", file=sys.stderr)
+        return 2
+
+
+def _explain(exc: BaseException) -> str:
+    """One line for a failure no subcommand turned into a ``KgcError``: what happened, and what
+    to try. A broker that closes a connection, answers what does not decode or lacks an API ends
+    here as a client error from ``kgc.conformance.client``."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if type(exc).__module__.startswith("kgc.conformance"):
+        return (
+            f"the broker did something kgc cannot go on from: {text}; if it lacks what kgc "
+            "needs, --broker-config KEY=VALUE or --rules may help (rerun with --debug for the "
+            "traceback)"
+        )
+    return (
+        f"unexpected {type(exc).__name__}: {text} (a kgc bug: rerun with --debug and report "
+        "the traceback)"
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also write every executed example's trace into DIR (a corpus for kgc report)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument(
+        "--broker-config",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a group setting of the broker (e.g. group.min.session.timeout.ms=6000), for a "
+        "broker that does not say it; repeatable",
+    )
+    p.add_argument(
+        "--rules",
+        metavar="kafka-X.Y",
+        default=None,
+        help="the Kafka release whose rules judge the broker (kafka-4.x or kafka-3.9; "
+        "default: chosen from the broker's ApiVersions)",
+    )
+    p.add_argument("--name", default=None, help="a label for the target in traces and reports")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,12 +68,21 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"unknown profile {args.profile!r}; choose one of {', '.join(SEARCH_PROFILES)}"
         )
+    given = _broker_config(args.broker_config)
+    rules = _rules(args.rules)
+    if args.kafka_version:
+        _check_kafka_version(args.kafka_version)  # before anything is downloaded or started
     if args.record is not None:
         prepare_record_dir(args.record)  # a bad folder fails before a broker starts
     with open_broker(
         bootstrap_server=args.bootstrap_server, kafka_version=args.kafka_version, mode=args.mode
     ) as broker:
         description = description_of(broker)
+        if rules is not None:
+            description["model_profile"] = rules
+            description["rules_source"] = "given: --rules"
+        if args.name:
+            description["name"] = args.name
         progress = _Progress(SEARCH_PROFILES[args.profile]["max_examples"])
         print(f"kgc check: {_target_line(description)}, profile {args.profile}", file=sys.stderr)
         result = run_suite(
@@ -68,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             traces_dir=args.traces,
             on_example=progress.tick,
             record_dir=args.record,
+            broker_config=given,
         )
         progress.done()
     cov = summarise(result.coverage)
@@ -84,8 +110,48 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _broker_config(items: list[str]) -> dict[str, int]:
+    from kgc.conformance.brokerconfig import GROUP_SETTINGS
+
+    out: dict[str, int] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in GROUP_SETTINGS or not value.lstrip("-").isdigit():
+            raise UserError(
+                f"bad --broker-config {item!r}; use KEY=VALUE with KEY one of "
+                f"{', '.join(GROUP_SETTINGS)} and a whole number, e.g. "
+                "group.min.session.timeout.ms=6000"
+            )
+        out[key] = int(value)
+    return out
+
+
+def _rules(name: str | None) -> str | None:
+    from kgc.model import PROFILES
+
+    if name is None:
+        return None
+    if name not in PROFILES:
+        raise UserError(f"unknown --rules {name!r}; choose one of {', '.join(PROFILES)}")
+    return name
+
+
+def _check_kafka_version(version: str) -> None:
+    from kgc.model import PROFILES, profile_for_version
+
+    try:
+        profile_for_version(version)
+    except ValueError:
+        raise UserError(
+            f"no rules for Apache Kafka {version}: kgc judges the 4.x and 3.9.x release lines "
+            f"({', '.join(PROFILES)}); pick one of those, e.g. --kafka-version 4.3.1 or 3.9.2"
+        ) from None
+
+
 def _target_line(d: dict) -> str:
-    return (
+    label = f"{d['name']}: " if d.get("name") else ""
+    return label + (
         f"{d.get('implementation', '?')} {d.get('version', '?')} "
         f"({d.get('mode', '?')}, {d.get('nodes', '?')} node(s)) "
         f"at {d.get('bootstrap_servers', '?')}"
@@ -116,16 +182,26 @@ class _Progress:
             print(file=sys.stderr)
 
 
+def _rules_line(d: dict) -> str:
+    from kgc.engine.registry import model_manifest
+
+    profile = model_manifest(d)["profile"]
+    why = d.get("rules_source") or f"chosen from the embedded Kafka's version {d.get('version')}"
+    return f"{profile} rules, {why}"
+
+
 def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
-    busy_rate = result.commands / max(result.wall_s - result.tick_ms / 1000, 1e-9)
+    busy_s = result.wall_s - result.tick_ms / 1000
+    busy_rate = f"{result.commands / busy_s:.1f}" if busy_s > 0.05 else "n/a"
     lines = [
         "",
         "kgc check — summary",
         f"  target       {_target_line(result.target)}",
+        f"  judged by    {_rules_line(result.target)}",
         f"  profile      {result.profile} (seed {result.seed})",
         f"  examples     {result.examples}",
         f"  commands     {result.commands} requests + {result.ticks} ticks "
-        f"in {result.wall_s:.1f} s ({busy_rate:.1f} requests/s outside ticks)",
+        f"in {result.wall_s:.1f} s ({busy_rate} requests/s outside ticks)",
         f"  model states {result.peak_states} at most at once",
         f"  assignments  {result.assignment_checks} leader assignments checked with Z3",
         f"  divergences  {0 if result.ok else 1}" + ("" if result.ok else f" ({result.failure})"),
@@ -134,6 +210,15 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
     ]
     if args.record is not None:
         lines.append(f"  recorded     {len(result.recorded)} traces into {args.record}")
+    sources = result.target.get("fact_sources") or {}
+    config = result.target.get("group_config") or {}
+    if sources:
+        lines.append("  broker facts (read: DescribeConfigs, probed: asked with requests, given:")
+        lines.append("               --broker-config, assumed: Kafka's default, nothing said)")
+        for key in sorted(sources):
+            lines.append(f"    {key} = {config.get(key)} ({sources[key]})")
+    for note in result.target.get("fact_notes") or ():
+        lines.append(f"  note         {note}")
     never = cov["never"]
     if never:
         lines.append(f"  never reached ({len(never)}):")
@@ -142,6 +227,13 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         if len(never) > 40:
             lines.append(f"    … and {len(never) - 40} more (--json lists all)")
     if not result.ok:
+        assumed = sorted(k for k, v in sources.items() if v == "assumed")
+        if assumed:
+            lines.append(
+                "  mind         the model assumed Kafka's defaults for "
+                f"{', '.join(assumed)}; if the divergence turns on one of them, give the "
+                "broker's value with --broker-config KEY=VALUE"
+            )
         lines.append("")
         lines.append(result.message)
         for path in result.saved:
