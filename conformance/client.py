@@ -1114,7 +1114,10 @@ class Cluster:
     def partition_leaders(self, topic: str) -> dict[int, int]:
         """``partition -> leader node id`` for ``topic`` (error if the topic has an error)."""
         resp = self.metadata([topic])
-        (t,) = [t for t in resp.topics if t.name == topic]
+        listed = [t for t in resp.topics if t.name == topic]
+        if len(listed) != 1:
+            raise ClientError(f"Metadata for {topic!r}: listed {len(listed)} times, not once")
+        (t,) = listed
         if t.error_code != 0:
             raise ClientError(f"Metadata for {topic!r}: {error_name(t.error_code)}")
         return {p.partition_index: p.leader_id for p in t.partitions}
