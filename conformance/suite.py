@@ -235,7 +235,9 @@ def run_suite(
     from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.brokerconfig import facts
     from kgc.conformance.client import Cluster
+    from kgc.conformance.negotiate import negotiate_with
     from kgc.engine.registry import build, model_manifest
+    from kgc.model import PROFILES
 
     record_to = None if record_dir is None else prepare_record_dir(record_dir)
     seed = secrets.randbits(32) if seed is None else seed
@@ -243,6 +245,11 @@ def run_suite(
     cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
     try:
         description = {**description, **facts(cluster, broker_config)}
+        profile_name = model_manifest(description)["profile"]
+        negotiated = negotiate_with(cluster, PROFILES[profile_name])
+        description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
+        if negotiated.unsupported:
+            description["unsupported_requests"] = dict(negotiated.unsupported)
         result = SuiteResult(profile=profile, seed=seed, target=description)
         topic = f"{group_prefix}suite-{run_id}"
         cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
@@ -299,7 +306,8 @@ def run_suite(
             profile=profile,
             checker_config=checker_config or CheckerConfig(),
             engine_config=engine_config or EngineConfig(),
-            versions=versions or {},
+            versions={**negotiated.versions, **(versions or {})},
+            unsupported=frozenset(negotiated.unsupported),
             manifest_extra=manifest_extra,
             on_example_end=on_example_end,
             topic=topic,

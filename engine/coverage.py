@@ -192,18 +192,27 @@ def cells_of(events: Sequence[Event], extras: Sequence[Mapping[str, Any]]) -> Co
     return out
 
 
-def summarise(counts: Mapping[Cell, int] | Iterable[tuple[Cell, int]]) -> dict[str, Any]:
+def summarise(
+    counts: Mapping[Cell, int] | Iterable[tuple[Cell, int]],
+    unsupported: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Reached and never-reached cells of the universe. Cells of an ``unsupported`` request type
+    (one the target cannot be sent) leave the denominator and are listed under ``unsupported``."""
     reached = dict(counts) if isinstance(counts, Mapping) else dict(counts)
-    cells = universe()
+    off = set(unsupported)
+    cells = [c for c in universe() if c[1] not in off]
+    lost = [f"{s} × {r} × {e}" for (s, r, e) in universe() if r in off]
     hit = [c for c in cells if reached.get(c, 0) > 0]
     never = [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0]
-    extra = sorted(f"{s} × {r} × {e}" for (s, r, e) in reached if (s, r, e) not in set(cells))
+    known = set(universe())
+    extra = sorted(f"{s} × {r} × {e}" for (s, r, e) in reached if (s, r, e) not in known)
     return {
         "cells": len(cells),
         "reached": len(hit),
         "percent": 100.0 * len(hit) / len(cells),
         "never": never,
         "outside_universe": extra,
+        "unsupported": lost,
         "excluded": len(excluded()),  # impossible cells, not counted (see ``excluded()``)
         "never_needs_setup": [
             f"{s} × {r} × {e}"

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             broker_config=given,
         )
         progress.done()
-    cov = summarise(result.coverage)
+    cov = summarise(result.coverage, (result.target.get("unsupported_requests") or {}).keys())
     if args.json:
         out = describe_result(result)
         out["coverage_summary"] = cov
@@ -210,6 +210,13 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
     ]
     if args.record is not None:
         lines.append(f"  recorded     {len(result.recorded)} traces into {args.record}")
+    for api, why in sorted((result.target.get("unsupported_requests") or {}).items()):
+        lost = sum(1 for cell in cov["unsupported"] if f" × {api} × " in cell)
+        lines.append(f"  unsupported  {api}: {why}; its {lost} cells are not counted")
+    versions = result.target.get("request_versions") or {}
+    if versions:
+        sent = ", ".join(f"{api} v{'/'.join(map(str, vs))}" for api, vs in sorted(versions.items()))
+        lines.append(f"  versions     {sent}")
     sources = result.target.get("fact_sources") or {}
     config = result.target.get("group_config") or {}
     if sources:

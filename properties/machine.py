@@ -102,6 +102,8 @@ class SuiteContext:
     checker_config: CheckerConfig = field(default_factory=CheckerConfig)
     engine_config: EngineConfig = field(default_factory=EngineConfig)
     versions: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # request types the target cannot be sent (``conformance/negotiate.py``): their rules send none
+    unsupported: frozenset[str] = frozenset()
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     on_example_end: Callable[[Any], None] | None = None
     # filled as examples run
@@ -184,6 +186,8 @@ class GroupMachine(RuleBasedStateMachine):
         or every replay would look like a flaky *strategy*."""
         if self.failed_check is not None:
             return None
+        if not isinstance(command, Tick) and command.type in self.context.unsupported:
+            return None  # the target cannot be sent this request type: the rule sends nothing
         if isinstance(command, Tick):
             self._last_sender = None
         else:

@@ -1,0 +1,43 @@
+"""Request versions are what the broker, kafka-python and the judging rules all speak."""
+
+from __future__ import annotations
+
+from kgc.conformance.negotiate import API_KEYS, negotiate
+from kgc.model.profiles import KAFKA_3_9 as RULES_3_9
+from kgc.model.profiles import KAFKA_4_X
+from kgc.properties.machine import DEFAULT_VERSIONS
+
+# ApiVersions of the group APIs as the embedded Apache Kafka 4.3.1 and 3.9.2 answered them
+KAFKA_4_3 = {8: (2, 10), 9: (1, 10), 10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5),
+             15: (0, 6)}  # fmt: skip
+KAFKA_3_9 = {8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5),
+             15: (0, 5)}  # fmt: skip
+# librdkafka 2.16.1's mock cluster: no DescribeGroups, JoinGroup up to v6, SyncGroup up to v4
+RDKAFKA_MOCK = {8: (0, 9), 9: (0, 6), 10: (0, 3), 11: (0, 6), 12: (0, 5), 13: (0, 4), 14: (0, 4)}
+
+
+def test_apache_kafka_gets_the_default_versions_unchanged() -> None:
+    for broker, rules in ((KAFKA_4_3, KAFKA_4_X), (KAFKA_3_9, RULES_3_9)):
+        got = negotiate(broker, rules)
+        assert got.unsupported == {}
+        assert got.versions == DEFAULT_VERSIONS
+
+
+def test_a_broker_with_fewer_versions_gets_the_common_ones_and_loses_what_it_lacks() -> None:
+    got = negotiate(RDKAFKA_MOCK, RULES_3_9)
+    assert got.versions["JoinGroup"] == (3, 5)  # v7 is beyond the broker's v6
+    assert (
+        "DescribeGroups" in got.unsupported and "not offered" in got.unsupported["DescribeGroups"]
+    )
+    assert set(got.versions) | set(got.unsupported) == set(API_KEYS)
+
+
+def test_no_preferred_version_in_common_sends_the_newest_common_one() -> None:
+    old = {**KAFKA_4_3, 12: (0, 2)}  # Heartbeat v0-2 only: the defaults are v3/v4
+    assert negotiate(old, RULES_3_9).versions["Heartbeat"] == (2,)
+
+
+def test_no_common_version_switches_the_request_type_off() -> None:
+    odd = {**KAFKA_4_3, 11: (20, 21)}
+    got = negotiate(odd, KAFKA_4_X)
+    assert "JoinGroup" not in got.versions and "no common version" in got.unsupported["JoinGroup"]
