@@ -113,7 +113,9 @@ def normalise_allowed(allowed: Iterable[str]) -> list[str]:
     """What the model allowed, stripped of ids, times and generations, sorted and unique."""
     out = set()
     for a in allowed:
-        parts = [p for p in a.split("; ") if p]
+        # the checker names the fields that differ ("error: 'NONE' ≠ 'ILLEGAL_GENERATION' (broker
+        # ≠ model)") before the model's answer ("model: HeartbeatResponse(…)"): keep the answer
+        parts = [p for p in a.split("; ") if p and " ≠ " not in p]
         out.add(" + ".join(sorted({_outcome(p) for p in parts})) or "nothing")
     return sorted(out)
 
