@@ -49,15 +49,9 @@ class Trace:
     @property
     def commands(self) -> list[Any]:
         """The command sequence (requests and ticks) in the order the driver issued them."""
-        out: list[Any] = []
-        for e in self.events:
-            if isinstance(e, Invoke):
-                out.append(e.command)
-            elif isinstance(e, Tick):
-                from kgc.model.commands import Tick as TickCommand
+        from kgc.engine.loop import FaultStep
 
-                out.append(TickCommand(ms=e.ms))
-        return out
+        return [c for c in self.commands_with_faults() if not isinstance(c, FaultStep)]
 
     def commands_with_faults(self) -> list[Any]:
         """Commands and nemesis actions, in order: what ``kgc replay`` re-sends."""
