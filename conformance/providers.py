@@ -25,6 +25,7 @@ from kgc.conformance.errors import (
 )
 
 REACH_TIMEOUT_S = 5.0
+LEADER_AND_ISR_KEY = 4  # ApiKeys.LEADER_AND_ISR, listener type ZK_BROKER only
 
 
 @runtime_checkable
@@ -136,9 +137,15 @@ class ExternalKafka(_NoFaults):
             md = probe.metadata(host, port, self._timeout_s)
             info["nodes"] = len(md.brokers)
             info["cluster_id"] = md.cluster_id
-        # DescribeQuorum is KRaft-only, but a broker that is not Apache Kafka may lack it too: its
-        # absence says nothing about ZooKeeper
-        info["mode"] = "kraft" if probe.DESCRIBE_QUORUM_KEY in versions.api_keys else "unknown"
+        # A KRaft broker lists DescribeQuorum; a ZooKeeper-mode Apache Kafka lists the
+        # inter-broker APIs of ZK_BROKER listeners, LeaderAndIsr among them. A broker that is not
+        # Apache Kafka may list neither: then the mode is unknown, not ZooKeeper.
+        if probe.DESCRIBE_QUORUM_KEY in versions.api_keys:
+            info["mode"] = "kraft"
+        elif LEADER_AND_ISR_KEY in versions.api_keys:
+            info["mode"] = "zookeeper"
+        else:
+            info["mode"] = "unknown"
         info["rules"], info["rules_source"] = rules_for(info.get("protocol_level"))
         self._info = info
 
