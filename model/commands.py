@@ -156,6 +156,38 @@ class FindCoordinator:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupHeartbeat:
+    """KIP-848's one request of the consumer protocol (``ConsumerGroupHeartbeatRequest.json``).
+
+    ``member_id`` is chosen by the client from v1 on (KIP-1082); the model's clients name theirs
+    ``cK-n`` like the classic ids, and the adapter sends that name as the real id. ``member_epoch``
+    is 0 to join, -1 to leave, -2 for a static member's temporary leave. Every optional field is
+    ``None`` when it did not change since the member's last heartbeat, as on the wire.
+    ``topic_partitions`` are the partitions the member owns (topic names here; ids on the wire).
+    """
+
+    type: ClassVar[str] = "ConsumerGroupHeartbeat"
+    client: str
+    member_id: str
+    member_epoch: int
+    instance_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] | None = None
+    server_assignor: str | None = None
+    topic_partitions: tuple[TopicPartition, ...] | None = None
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupDescribe:
+    """ConsumerGroupDescribe of the run's group (``ConsumerGroupDescribeRequest.json``)."""
+
+    type: ClassVar[str] = "ConsumerGroupDescribe"
+    client: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Tick:
     """Let ``ms`` milliseconds of real time pass. Not a request: no client, no response."""
 
@@ -172,6 +204,8 @@ Request: TypeAlias = (
     | OffsetFetch
     | DescribeGroups
     | FindCoordinator
+    | ConsumerGroupHeartbeat
+    | ConsumerGroupDescribe
 )
 Command: TypeAlias = Request | Tick
 
@@ -287,6 +321,46 @@ class FindCoordinatorResponse:
     node_id: int = -1
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupHeartbeatResponse:
+    """``member_id`` is the symbolic id (``None`` on an error answer that carries none);
+    ``assignment`` is ``None`` when the coordinator sent no assignment (nothing changed), else the
+    member's partitions sorted by ``(topic, partition)``."""
+
+    type: ClassVar[str] = "ConsumerGroupHeartbeatResponse"
+    error: str
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: tuple[TopicPartition, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerMember:
+    """One member of a ConsumerGroupDescribe answer; partitions sorted by ``(topic, partition)``."""
+
+    member_id: str
+    instance_id: str | None = None
+    member_epoch: int
+    subscribed_topic_names: tuple[str, ...] = ()
+    assignment: tuple[TopicPartition, ...] = ()
+    target_assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupDescribeResponse:
+    """Kafka's consumer-group state names: ``Empty``, ``Assigning``, ``Reconciling``, ``Stable``,
+    ``Dead`` (``ConsumerGroup.ConsumerGroupState``); members sorted by id."""
+
+    type: ClassVar[str] = "ConsumerGroupDescribeResponse"
+    error: str
+    group_state: str = ""
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    assignor_name: str = ""
+    members: tuple[ConsumerMember, ...] = ()
+
+
 Response: TypeAlias = (
     JoinGroupResponse
     | SyncGroupResponse
@@ -296,6 +370,8 @@ Response: TypeAlias = (
     | OffsetFetchResponse
     | DescribeGroupsResponse
     | FindCoordinatorResponse
+    | ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
 )
 
 # ---------------------------------------------------------------------------------- serialisation
@@ -311,6 +387,8 @@ _RECORD_TYPES: dict[str, type[Any]] = {
         OffsetFetch,
         DescribeGroups,
         FindCoordinator,
+        ConsumerGroupHeartbeat,
+        ConsumerGroupDescribe,
         Tick,
         JoinGroupResponse,
         SyncGroupResponse,
@@ -320,6 +398,8 @@ _RECORD_TYPES: dict[str, type[Any]] = {
         OffsetFetchResponse,
         DescribeGroupsResponse,
         FindCoordinatorResponse,
+        ConsumerGroupHeartbeatResponse,
+        ConsumerGroupDescribeResponse,
     )
 }
 
@@ -338,6 +418,17 @@ _NESTED_BY_RECORD: dict[tuple[str, str], type[Any]] = {
     ("OffsetCommitResponse", "partitions"): PartitionError,
     ("OffsetFetchResponse", "partitions"): FetchedOffset,
     ("DescribeGroupsResponse", "members"): DescribedMember,
+    ("ConsumerGroupHeartbeat", "topic_partitions"): TopicPartition,
+    ("ConsumerGroupHeartbeatResponse", "assignment"): TopicPartition,
+    ("ConsumerGroupDescribeResponse", "members"): ConsumerMember,
+}
+
+# Lists of plain strings (every other list holds records).
+_STRING_LISTS = frozenset({"subscribed_topic_names"})
+# Lists inside a nested record: (record class, field) -> record class of the items.
+_NESTED_IN_ITEM: dict[tuple[type[Any], str], type[Any]] = {
+    (ConsumerMember, "assignment"): TopicPartition,
+    (ConsumerMember, "target_assignment"): TopicPartition,
 }
 
 
@@ -349,11 +440,41 @@ def to_json(record: Command | Response) -> dict[str, Any]:
     """Plain JSON object for a command or response, with a ``type`` field first."""
     out: dict[str, Any] = {"type": record.type}
     for f in dataclasses.fields(record):
-        value = getattr(record, f.name)
-        if isinstance(value, tuple):
-            value = [dataclasses.asdict(v) for v in value]
-        out[f.name] = value
+        out[f.name] = _plain(getattr(record, f.name))
     return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
+
+
+def _item(kind: str, key: str, nested: type[Any], value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise TraceFormatError(f"field {kind}.{key}: expected objects, got {type(value).__name__}")
+    fields_of = {f.name for f in dataclasses.fields(nested)}
+    args = dict(value)
+    for name in fields_of:
+        inner = args.get(name)
+        if isinstance(inner, list):
+            if name in _STRING_LISTS:
+                args[name] = _strings(kind, f"{key}.{name}", inner)
+            elif (nested, name) in _NESTED_IN_ITEM:
+                sub = _NESTED_IN_ITEM[(nested, name)]
+                args[name] = tuple(_item(kind, f"{key}.{name}", sub, v) for v in inner)
+    try:
+        return nested(**args)
+    except TypeError as exc:
+        raise TraceFormatError(f"field {kind}.{key}: {exc}") from None
+
+
+def _strings(kind: str, key: str, value: list[Any]) -> tuple[str, ...]:
+    if not all(isinstance(v, str) for v in value):
+        raise TraceFormatError(f"field {kind}.{key}: expected a list of strings")
+    return tuple(value)
 
 
 def from_json(obj: Any) -> Command | Response:
@@ -372,13 +493,13 @@ def from_json(obj: Any) -> Command | Response:
         if key not in names:
             raise TraceFormatError(f"field {kind}.{key}: not a field of {kind}")
         if isinstance(value, list):
-            nested = _NESTED_BY_RECORD.get((str(kind), key), _NESTED.get(key))
-            if nested is None:
-                raise TraceFormatError(f"field {kind}.{key}: unexpected list")
-            try:
-                value = tuple(nested(**v) for v in value)
-            except TypeError as exc:
-                raise TraceFormatError(f"field {kind}.{key}: {exc}") from None
+            if key in _STRING_LISTS:
+                value = _strings(str(kind), key, value)
+            else:
+                nested = _NESTED_BY_RECORD.get((str(kind), key), _NESTED.get(key))
+                if nested is None:
+                    raise TraceFormatError(f"field {kind}.{key}: unexpected list")
+                value = tuple(_item(str(kind), key, nested, v) for v in value)
         kwargs[key] = value
     try:
         record = cls(**kwargs)
