@@ -1,0 +1,656 @@
+"""The KIP-848 consumer group: group epoch, target assignment, member epochs and reconciliation.
+
+Rules (Apache Kafka 4.3.1, ``group-coordinator/src/main/java/org/apache/kafka/coordinator/group/``;
+KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
+
+1. **Validation** (``GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid``),
+   before the group is read; each failure answers ``INVALID_REQUEST``: an empty ``MemberId``
+   (from v1, or with a positive epoch, or -1); epoch 0 without ``RebalanceTimeoutMs``, with
+   ``TopicPartitions`` null or not empty, or with neither topic names nor a regex; -2 without
+   ``InstanceId``; an epoch below -2. A ``ServerAssignor`` the broker does not offer answers
+   ``UNSUPPORTED_ASSIGNOR``. An error answer carries only the error (``MemberId`` null, epoch 0).
+2. **Heartbeat** (``GroupMetadataManager.consumerGroupHeartbeat``): epoch 0 creates the group and
+   the member if missing; otherwise a missing group is ``GROUP_ID_NOT_FOUND`` and a missing member
+   ``UNKNOWN_MEMBER_ID``. A group at ``group.consumer.max.size`` refuses a member it does not know
+   (``GROUP_MAX_SIZE_REACHED``). An epoch above the member's, or below it unless it is the
+   member's previous epoch and the owned partitions are a subset of its assigned ones, is
+   ``FENCED_MEMBER_EPOCH`` (``throwIfConsumerGroupMemberEpochIsInvalid``). A change of subscribed
+   topic names bumps the group epoch.
+3. **Target assignment** (``maybeUpdateTargetAssignment``; ``group.consumer.assignment.interval.ms``
+   = 0, so it is computed at once): when the group epoch is ahead of the assignment epoch, the
+   assignor runs over all members and the assignment epoch becomes the group epoch. The member's
+   ``ServerAssignor`` (else the first of ``group.consumer.assignors``) picks the assignor.
+4. **Reconciliation** (``modern/consumer/CurrentAssignmentBuilder``): a member keeps its assigned
+   partitions that stay in its target; the others become *pending revocation* and, if the member
+   still reports owning any, it stays at its epoch in ``UNREVOKED_PARTITIONS``; once they are
+   gone it moves to the target epoch and gets the target partitions no other member still holds
+   (``UNRELEASED_PARTITIONS`` while some are held, else ``STABLE``). A partition is therefore
+   never handed over before its old owner gave it up (KIP-848's ``NoDoubleClientAssignment``).
+5. **Leave** (``consumerGroupLeave``): epoch -1 removes the member and bumps the group epoch; the
+   answer echoes the member id and -1. The target assignment is recomputed by the next heartbeat.
+6. **Timers**: each heartbeat (re)starts the member's session timer,
+   ``group.consumer.session.timeout.ms``; when it fires the member is removed as on leave
+   (``scheduleConsumerGroupSessionTimeout``). Entering ``UNREVOKED_PARTITIONS`` starts the
+   rebalance timer, the member's ``RebalanceTimeoutMs``; if the member is still at that epoch when
+   it fires, it is removed (``scheduleConsumerGroupRebalanceTimeout``); leaving that state cancels
+   it.
+7. **The answer** (end of ``consumerGroupHeartbeat``): member id, member epoch, heartbeat interval;
+   the assignment (assigned partitions, not those pending revocation) when the epoch was 0, the
+   request was full (rebalance timeout, subscription and owned partitions all set) or the
+   assigned partitions changed.
+8. **Describe** (``ConsumerGroup.asDescribedGroup``; state from ``maybeUpdateGroupState``):
+   ``Empty`` with no members, ``Assigning`` while the group epoch is ahead of the assignment
+   epoch, ``Reconciling`` while a member is not ``STABLE`` at the assignment epoch, else
+   ``Stable``. A member's ``Assignment`` is its assigned plus pending-revocation partitions.
+
+Nondeterminism kept open: the ``uniform`` assignor iterates Java ``HashMap``/``Set.of`` collections
+(members; partitions of an old assignment) whose order the model cannot know, so the model allows
+every assignment that keeps the assignor's promises (``UniformHomogeneousAssignmentBuilder``): all
+subscribed partitions assigned, member loads differing by at most one, and each member keeping as
+many of its previous target partitions as its new load allows. The server ``range`` assignor is
+deterministic (members sorted) and is run as ported in ``assignors.py``.
+
+Not modelled yet: static membership (``InstanceId``), regular-expression subscriptions, offset
+commits with member epochs, online migration from and to classic groups. A command using them is
+refused with a ``ValueError`` naming the gap, never answered wrongly.
+
+Pure: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kgc.model.assignors import Subscription, server_range_assign
+from kgc.model.assignors import TopicPartition as TP
+from kgc.model.checker import Model
+from kgc.model.commands import (
+    ConsumerGroupDescribe,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeat,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerMember,
+    Request,
+    Response,
+    TopicPartition,
+)
+from kgc.model.errors import (
+    FENCED_MEMBER_EPOCH,
+    GROUP_ID_NOT_FOUND,
+    GROUP_MAX_SIZE_REACHED,
+    INVALID_REQUEST,
+    NONE,
+    UNKNOWN_MEMBER_ID,
+    UNSUPPORTED_ASSIGNOR,
+)
+
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+# MemberState (modern/MemberState.java)
+STABLE = "STABLE"
+UNREVOKED_PARTITIONS = "UNREVOKED_PARTITIONS"
+UNRELEASED_PARTITIONS = "UNRELEASED_PARTITIONS"
+# timer kinds, in the order they fire at one deadline
+SESSION = "session"
+REBALANCE = "rebalance"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupConfig:
+    """The broker settings the consumer group reads, and the topics that exist."""
+
+    group_id: str = "kgc-group"
+    topics: tuple[tuple[str, int], ...] = (("kgc-suite", 3),)  # (name, partitions)
+    session_timeout_ms: int = 45000  # group.consumer.session.timeout.ms
+    heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    max_size: int = 2**31 - 1  # group.consumer.max.size
+    assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first = default
+    max_version: int = 1  # ConsumerGroupHeartbeat/ConsumerGroupDescribe versions: 0..max_version
+    reorder_window_ms: float = 0.0  # see ClassicGroupModel
+
+    def partitions(self) -> dict[str, int]:
+        return dict(self.topics)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Member:
+    member_id: str
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: str = STABLE
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] = ()
+    server_assignor: str | None = None
+    assigned: frozenset[TP] = frozenset()
+    pending_revocation: frozenset[TP] = frozenset()
+
+    def reconciled_to(self, epoch: int) -> bool:
+        """``ModernGroupMember.isReconciledTo``."""
+        return self.state == STABLE and self.member_epoch == epoch
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sent:
+    request_id: int
+    response: Response
+    emitted_at_ms: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupState:
+    exists: bool = False
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: tuple[Member, ...] = ()  # sorted by member id
+    target: tuple[tuple[str, frozenset[TP]], ...] = ()  # member id -> target partitions, sorted
+    session_deadlines: tuple[tuple[str, float], ...] = ()  # member id -> deadline, sorted by id
+    rebalance_timers: tuple[tuple[str, int, float], ...] = ()  # (member id, epoch, deadline)
+    outbox: tuple[Sent, ...] = ()
+    now_ms: float = 0.0
+    deferred: tuple[int, Request, float] | None = None  # see ClassicGroupModel.invoke
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def member(self, member_id: str) -> Member | None:
+        for m in self.members:
+            if m.member_id == member_id:
+                return m
+        return None
+
+    def target_of(self, member_id: str) -> frozenset[TP]:
+        return dict(self.target).get(member_id, frozenset())
+
+    @property
+    def group_state(self) -> str:
+        """``ConsumerGroup.maybeUpdateGroupState`` (Kafka's names)."""
+        if not self.exists:
+            return "Dead"
+        if not self.members:
+            return "Empty"
+        if self.group_epoch > self.assignment_epoch:
+            return "Assigning"
+        if any(not m.reconciled_to(self.assignment_epoch) for m in self.members):
+            return "Reconciling"
+        return "Stable"
+
+
+Timer = tuple[float, str, str]
+
+
+# ------------------------------------------------------------------------------ assignments
+
+
+def _wire(tps: Iterable[TP]) -> tuple[TopicPartition, ...]:
+    return tuple(TopicPartition(topic=t, partition=p) for t, p in sorted(tps))
+
+
+def _owned(command: ConsumerGroupHeartbeat) -> frozenset[TP] | None:
+    if command.topic_partitions is None:
+        return None
+    return frozenset(TP(tp.topic, tp.partition) for tp in command.topic_partitions)
+
+
+def uniform_targets(
+    partitions: Mapping[str, int],
+    subscriptions: Mapping[str, tuple[str, ...]],
+    previous: Mapping[str, frozenset[TP]],
+) -> list[dict[str, frozenset[TP]]]:
+    """Every target assignment the ``uniform`` assignor may produce (see the module docstring):
+    homogeneous subscriptions only (``UniformHomogeneousAssignmentBuilder``)."""
+    members = sorted(subscriptions)
+    if not members:
+        return [{}]
+    topics = {frozenset(subscriptions[m]) for m in members}
+    if len(topics) != 1:
+        raise ValueError(
+            "members with different subscriptions (the uniform assignor's heterogeneous "
+            "builder) are not modelled yet"
+        )
+    (subscribed,) = topics
+    all_tps = sorted(TP(t, p) for t in subscribed for p in range(partitions.get(t, 0)))
+    if not all_tps:
+        return [{m: frozenset() for m in members}]
+    kept_old = {m: frozenset(tp for tp in previous.get(m, ()) if tp in all_tps) for m in members}
+    out: list[dict[str, frozenset[TP]]] = []
+    for owners in itertools.product(members, repeat=len(all_tps)):
+        loads = {m: 0 for m in members}
+        for m in owners:
+            loads[m] += 1
+        if max(loads.values()) - min(loads.values()) > 1:
+            continue
+        result: dict[str, set[TP]] = {m: set() for m in members}
+        for tp, m in zip(all_tps, owners, strict=True):
+            result[m].add(tp)
+        if all(len(result[m] & kept_old[m]) == min(len(kept_old[m]), loads[m]) for m in members):
+            out.append({m: frozenset(v) for m, v in result.items()})
+    return out
+
+
+def range_targets(
+    partitions: Mapping[str, int], subscriptions: Mapping[str, tuple[str, ...]]
+) -> list[dict[str, frozenset[TP]]]:
+    subs = {m: Subscription(topics=tuple(t)) for m, t in subscriptions.items()}
+    result = server_range_assign(partitions, subs)
+    return [{m: frozenset(TP(tp.topic, tp.partition) for tp in result.get(m, ())) for m in subs}]
+
+
+# -------------------------------------------------------------------------------- the model
+
+
+class ConsumerGroupModel(Model[ConsumerGroupState]):
+    """The reference model of one KIP-848 consumer group (``group.protocol=consumer``)."""
+
+    def __init__(self, config: ConsumerGroupConfig | None = None) -> None:
+        self.config = config or ConsumerGroupConfig()
+
+    def __repr__(self) -> str:
+        return f"ConsumerGroupModel({self.config.assignors[0]})"
+
+    # ------------------------------------------------------------------ Model
+    def initial(self) -> ConsumerGroupState:
+        return ConsumerGroupState()
+
+    def group_state(self, state: ConsumerGroupState) -> str:
+        return state.group_state
+
+    def provisional(self, state: ConsumerGroupState) -> bool:
+        return state.deferred is not None
+
+    def outbox(self, state: ConsumerGroupState) -> Mapping[int, tuple[Response, float]]:
+        return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
+
+    def deliver(self, state: ConsumerGroupState, request_id: int) -> ConsumerGroupState:
+        return replace(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
+
+    def fault(
+        self, state: ConsumerGroupState, *, action: str, node: int, at_ms: float
+    ) -> Iterable[ConsumerGroupState]:
+        return [state]
+
+    def invoke(
+        self, state: ConsumerGroupState, *, request_id: int, command: Request, at_ms: float
+    ) -> list[ConsumerGroupState]:
+        window = self.config.reorder_window_ms
+        d = state.deferred
+        if d is None:
+            out = self.apply(state, request_id, command, at_ms)
+            if window > 0:
+                out.append(replace(state, deferred=(request_id, command, at_ms)))
+            return out
+        base = replace(state, deferred=None)
+        d_id, d_command, d_at = d
+        out = []
+        for s1 in self.apply(base, d_id, d_command, d_at):
+            out.extend(self.invoke(s1, request_id=request_id, command=command, at_ms=at_ms))
+        if at_ms - d_at <= window and command.client != d_command.client:
+            for s1 in self.apply(base, request_id, command, at_ms):
+                for s2 in self.advance(s1, must_until=float("-inf"), may_until=at_ms):
+                    out.extend(self.apply(s2, d_id, d_command, d_at))
+        return list(dict.fromkeys(out))
+
+    def advance(
+        self, state: ConsumerGroupState, *, must_until: float, may_until: float
+    ) -> list[ConsumerGroupState]:
+        first = self.next_timer(state)
+        if first is None or first[0] > max(must_until, may_until):
+            return [state]
+        done: dict[ConsumerGroupState, None] = {}
+        work = [state]
+        while work:
+            s = work.pop()
+            t = self.next_timer(s)
+            if t is None or t[0] > must_until:
+                done[s] = None
+            else:
+                work.extend(self.fire(s, t))
+        if may_until <= must_until:
+            return list(done)
+        result = dict(done)
+        frontier = list(result)
+        while frontier:
+            nxt: list[ConsumerGroupState] = []
+            for s in frontier:
+                t = self.next_timer(s)
+                if t is not None and t[0] <= may_until:
+                    for s2 in self.fire(s, t):
+                        if s2 not in result:
+                            result[s2] = None
+                            nxt.append(s2)
+            frontier = nxt
+        return list(result)
+
+    def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
+        out = [(t, SESSION, m) for m, t in state.session_deadlines]
+        out += [(t, REBALANCE, f"{m}@{e}") for m, e, t in state.rebalance_timers]
+        if state.deferred is not None:
+            out.append((state.deferred[2] + self.config.reorder_window_ms, "deferred", ""))
+        return sorted(out)
+
+    def next_timer(self, state: ConsumerGroupState) -> Timer | None:
+        timers = self.timers(state)
+        return timers[0] if timers else None
+
+    def fire(self, state: ConsumerGroupState, timer: Timer) -> list[ConsumerGroupState]:
+        deadline, kind, key = timer
+        s = replace(state, now_ms=max(state.now_ms, deadline))
+        if kind == "deferred":
+            assert s.deferred is not None
+            rid, command, at = s.deferred
+            return self.apply(replace(s, deferred=None), rid, command, at)
+        if kind == SESSION:
+            return [self._remove(s, key)]
+        member_id, _, epoch = key.rpartition("@")
+        s = replace(s, rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id))
+        m = s.member(member_id)
+        if m is not None and m.member_epoch == int(epoch):
+            return [self._remove(s, member_id)]
+        return [s]
+
+    # ------------------------------------------------------------------ steps
+    def apply(
+        self, state: ConsumerGroupState, request_id: int, command: Request, at_ms: float
+    ) -> list[ConsumerGroupState]:
+        s = replace(state, now_ms=max(state.now_ms, at_ms))
+        if not 0 <= command.version <= self.config.max_version:
+            raise ValueError(
+                f"{command.type} v{command.version} is not modelled "
+                f"(v0-{self.config.max_version}); generate versions in that range"
+            )
+        if isinstance(command, ConsumerGroupHeartbeat):
+            outcomes = self._heartbeat(s, command)
+        elif isinstance(command, ConsumerGroupDescribe):
+            outcomes = [(s, r) for r in self._describe(s)]
+        else:
+            raise ValueError(f"{command.type} is not a request of the consumer group model")
+        return [
+            replace(
+                s2,
+                outbox=s2.outbox
+                + (Sent(request_id=request_id, response=r, emitted_at_ms=s2.now_ms),),
+            )
+            for s2, r in outcomes
+        ]
+
+    def _describe(self, s: ConsumerGroupState) -> list[ConsumerGroupDescribeResponse]:
+        if not s.exists:
+            return [ConsumerGroupDescribeResponse(error=GROUP_ID_NOT_FOUND)]
+        return [self._described(s, assignor) for assignor in self._preferred_assignors(s)]
+
+    def _described(self, s: ConsumerGroupState, assignor: str) -> ConsumerGroupDescribeResponse:
+        return ConsumerGroupDescribeResponse(
+            error=NONE,
+            group_state=s.group_state,
+            group_epoch=s.group_epoch,
+            assignment_epoch=s.assignment_epoch,
+            assignor_name=assignor,
+            members=tuple(
+                ConsumerMember(
+                    member_id=m.member_id,
+                    member_epoch=m.member_epoch,
+                    subscribed_topic_names=tuple(sorted(m.subscribed_topic_names)),
+                    assignment=_wire(m.assigned | m.pending_revocation),
+                    target_assignment=_wire(s.target_of(m.member_id)),
+                )
+                for m in s.members
+            ),
+        )
+
+    def _preferred_assignors(self, s: ConsumerGroupState) -> list[str]:
+        """``ConsumerGroup.computePreferredServerAssignor``: the assignor most members name, else
+        the broker's default (the first of ``group.consumer.assignors``). Kafka breaks a tie by
+        ``HashMap`` order, so every tied name is possible."""
+        counts: dict[str, int] = {}
+        for m in s.members:
+            if m.server_assignor is not None:
+                counts[m.server_assignor] = counts.get(m.server_assignor, 0) + 1
+        if not counts:
+            return [self.config.assignors[0]]
+        top = max(counts.values())
+        return sorted(a for a, n in counts.items() if n == top)
+
+    def _error(self, error: str) -> ConsumerGroupHeartbeatResponse:
+        return ConsumerGroupHeartbeatResponse(error=error)
+
+    def _invalid(self, c: ConsumerGroupHeartbeat) -> str | None:
+        """Rule 1; the error name, or None for a valid request."""
+        if c.instance_id is not None or c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            raise ValueError("static membership (InstanceId) is not modelled yet")
+        if (c.version >= 1 or c.member_epoch > 0 or c.member_epoch == -1) and not c.member_id:
+            return INVALID_REQUEST
+        if c.member_epoch == 0:
+            if c.rebalance_timeout_ms == -1:
+                return INVALID_REQUEST
+            if c.topic_partitions is None or c.topic_partitions:
+                return INVALID_REQUEST
+            if c.subscribed_topic_names is None:
+                return INVALID_REQUEST
+        elif c.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            return INVALID_REQUEST
+        if c.server_assignor is not None and c.server_assignor not in self.config.assignors:
+            return UNSUPPORTED_ASSIGNOR
+        return None
+
+    def _heartbeat(
+        self, s: ConsumerGroupState, c: ConsumerGroupHeartbeat
+    ) -> list[tuple[ConsumerGroupState, Response]]:
+        invalid = self._invalid(c)
+        if invalid is not None:
+            return [(s, self._error(invalid))]
+        if c.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            if not s.exists:
+                return [(s, self._error(GROUP_ID_NOT_FOUND))]
+            if s.member(c.member_id) is None:
+                return [(s, self._error(UNKNOWN_MEMBER_ID))]
+            answer = ConsumerGroupHeartbeatResponse(
+                error=NONE, member_id=c.member_id, member_epoch=c.member_epoch
+            )
+            return [(self._remove(s, c.member_id), answer)]
+        joining = c.member_epoch == 0
+        if not s.exists and not joining:
+            return [(s, self._error(GROUP_ID_NOT_FOUND))]
+        old = s.member(c.member_id)
+        if len(s.members) >= self.config.max_size and old is None:
+            return [(s, self._error(GROUP_MAX_SIZE_REACHED))]
+        if old is None:
+            if not joining:
+                return [(s, self._error(UNKNOWN_MEMBER_ID))]
+            old = Member(member_id=c.member_id)
+        owned = _owned(c)
+        if c.member_epoch != 0:
+            if c.member_epoch > old.member_epoch:
+                return [(s, self._error(FENCED_MEMBER_EPOCH))]
+            if c.member_epoch < old.member_epoch and (
+                c.member_epoch != old.previous_member_epoch
+                or owned is None
+                or not owned <= old.assigned
+            ):
+                return [(s, self._error(FENCED_MEMBER_EPOCH))]
+        updated = old
+        if c.rebalance_timeout_ms != -1:
+            updated = replace(updated, rebalance_timeout_ms=c.rebalance_timeout_ms)
+        if c.server_assignor is not None:
+            updated = replace(updated, server_assignor=c.server_assignor)
+        if c.subscribed_topic_names is not None:
+            updated = replace(updated, subscribed_topic_names=tuple(c.subscribed_topic_names))
+        subscription_changed = set(updated.subscribed_topic_names) != set(
+            old.subscribed_topic_names
+        )
+        s = replace(s, exists=True)
+        s = _put_member(s, updated)
+        if subscription_changed:
+            s = replace(s, group_epoch=s.group_epoch + 1)
+        out = []
+        for s1 in self._maybe_update_target(s):
+            target_epoch = s1.assignment_epoch
+            target = s1.target_of(c.member_id)
+            before = s1.member(c.member_id)
+            assert before is not None
+            after = self._reconcile(s1, before, target_epoch, target, subscription_changed, owned)
+            s2 = s1
+            if after != before:
+                s2 = _put_member(s2, after)
+                timers = tuple(r for r in s2.rebalance_timers if r[0] != after.member_id)
+                if after.state == UNREVOKED_PARTITIONS:
+                    deadline = s2.now_ms + after.rebalance_timeout_ms
+                    timers = tuple(
+                        sorted(timers + ((after.member_id, after.member_epoch, deadline),))
+                    )
+                s2 = replace(s2, rebalance_timers=timers)
+            s2 = _set_session(s2, c.member_id, s2.now_ms + self.config.session_timeout_ms)
+            full = (
+                c.rebalance_timeout_ms != -1
+                and c.subscribed_topic_names is not None
+                and c.topic_partitions is not None
+            )
+            assignment = None
+            if joining or full or after.assigned != old.assigned:
+                assignment = _wire(after.assigned)
+            answer = ConsumerGroupHeartbeatResponse(
+                error=NONE,
+                member_id=c.member_id,
+                member_epoch=after.member_epoch,
+                heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+                assignment=assignment,
+            )
+            out.append((s2, answer))
+        return out
+
+    def _maybe_update_target(self, s: ConsumerGroupState) -> list[ConsumerGroupState]:
+        """Rule 3: every target the assignor may compute when the group epoch moved ahead."""
+        if s.assignment_epoch >= s.group_epoch:
+            return [s]
+        subscriptions = {m.member_id: m.subscribed_topic_names for m in s.members}
+        partitions = self.config.partitions()
+        targets: list[dict[str, frozenset[TP]]] = []
+        for assignor in self._preferred_assignors(s):
+            if assignor == "range":
+                targets += range_targets(partitions, subscriptions)
+            else:
+                targets += uniform_targets(partitions, subscriptions, dict(s.target))
+        return [
+            replace(
+                s,
+                assignment_epoch=s.group_epoch,
+                target=tuple(sorted((m, t) for m, t in target.items())),
+            )
+            for target in targets
+        ]
+
+    def _reconcile(
+        self,
+        s: ConsumerGroupState,
+        member: Member,
+        target_epoch: int,
+        target: frozenset[TP],
+        subscription_changed: bool,
+        owned: frozenset[TP] | None,
+    ) -> Member:
+        """Rule 4: ``GroupMetadataManager.maybeReconcile`` + ``CurrentAssignmentBuilder.build``."""
+        if not subscription_changed and member.reconciled_to(target_epoch):
+            return member
+        subscribed = set(member.subscribed_topic_names)
+
+        def owns_any(revoking: frozenset[TP]) -> bool:
+            return owned is None or bool(owned & revoking)
+
+        def held_by_others(tp: TP) -> bool:
+            return any(
+                tp in m.assigned or tp in m.pending_revocation
+                for m in s.members
+                if m.member_id != member.member_id
+            )
+
+        def next_assignment() -> Member:  # computeNextAssignment
+            want = frozenset(tp for tp in target if tp.topic in subscribed)
+            keep = member.assigned & want
+            revoke = member.assigned - keep
+            pending = want - keep
+            unreleased = frozenset(
+                tp for tp in pending if held_by_others(tp) and tp not in member.pending_revocation
+            )
+            pending -= unreleased
+            if revoke and owns_any(revoke):
+                return _with_epoch(member, member.member_epoch, UNREVOKED_PARTITIONS, keep, revoke)
+            state = UNRELEASED_PARTITIONS if unreleased else STABLE
+            return _with_epoch(member, target_epoch, state, keep | pending, frozenset())
+
+        def update_current() -> Member:  # updateCurrentAssignment
+            if not subscribed and not member.pending_revocation:
+                assigned: frozenset[TP] = frozenset()
+                revoking = member.assigned
+            else:
+                assigned = frozenset(tp for tp in member.assigned if tp.topic in subscribed)
+                revoking = member.pending_revocation | (member.assigned - assigned)
+            if assigned == member.assigned:
+                return member
+            if revoking and owns_any(revoking):
+                return _with_epoch(
+                    member, member.member_epoch, UNREVOKED_PARTITIONS, assigned, revoking
+                )
+            return _with_epoch(
+                member, member.member_epoch, member.state, assigned, member.pending_revocation
+            )
+
+        if member.state == STABLE:
+            if member.member_epoch != target_epoch:
+                return next_assignment()
+            if subscription_changed:
+                return update_current()
+            return member
+        if member.state == UNREVOKED_PARTITIONS:
+            if owns_any(member.pending_revocation):
+                return update_current() if subscription_changed else member
+            return next_assignment()
+        return next_assignment()  # UNRELEASED_PARTITIONS
+
+    def _remove(self, s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
+        """Rule 5/6: ``consumerGroupFenceMembers``: remove the member, bump the group epoch."""
+        if s.member(member_id) is None:
+            return s
+        return replace(
+            s,
+            members=tuple(m for m in s.members if m.member_id != member_id),
+            target=tuple((m, t) for m, t in s.target if m != member_id),
+            group_epoch=s.group_epoch + 1,
+            session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
+            rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
+        )
+
+
+def _with_epoch(
+    member: Member, epoch: int, state: str, assigned: frozenset[TP], pending: frozenset[TP]
+) -> Member:
+    """``ConsumerGroupMember.Builder.updateMemberEpoch`` + state and partitions."""
+    return replace(
+        member,
+        previous_member_epoch=member.member_epoch,
+        member_epoch=epoch,
+        state=state,
+        assigned=assigned,
+        pending_revocation=pending,
+    )
+
+
+def _put_member(s: ConsumerGroupState, member: Member) -> ConsumerGroupState:
+    others = [m for m in s.members if m.member_id != member.member_id]
+    return replace(s, members=tuple(sorted(others + [member], key=lambda m: m.member_id)))
+
+
+def _set_session(s: ConsumerGroupState, member_id: str, deadline: float) -> ConsumerGroupState:
+    others = [x for x in s.session_deadlines if x[0] != member_id]
+    return replace(s, session_deadlines=tuple(sorted(others + [(member_id, deadline)])))
+
+
+def describe_config(config: ConsumerGroupConfig) -> dict[str, Any]:
+    """The config as a JSON object (for a trace manifest)."""
+    return {
+        "topics": [list(t) for t in config.topics],
+        "session_timeout_ms": config.session_timeout_ms,
+        "heartbeat_interval_ms": config.heartbeat_interval_ms,
+        "max_size": config.max_size,
+        "assignors": list(config.assignors),
+        "max_version": config.max_version,
+        "reorder_window_ms": config.reorder_window_ms,
+    }
