@@ -152,11 +152,14 @@ def assignment_for(members: tuple[str, ...], topic: str) -> tuple[Assignment, ..
     )
 
 
-class GroupMachine(RuleBasedStateMachine):
-    """Subclassed by :func:`machine_for` with a concrete :class:`SuiteContext`."""
+class EngineMachine(RuleBasedStateMachine):
+    """What every group-protocol machine shares, whatever its protocol: one fresh group and target
+    per example, the engine that sends each command and checks each answer against the model,
+    the spacing of two clients' requests, time passing (``tick``), the trace and the teardown
+    that reports a divergence. A protocol's machine adds its rules and what its clients learn
+    from an answer (``_learn``). Subclassed with a concrete :class:`SuiteContext`."""
 
     context: SuiteContext
-    clients = Bundle("clients")
 
     def __init__(self) -> None:
         super().__init__()
@@ -173,10 +176,7 @@ class GroupMachine(RuleBasedStateMachine):
             checker_config=ctx.checker_config,
             config=ctx.engine_config,
         )
-        self.views: dict[str, ClientView] = {}
-        self.leaders: dict[int, str] = {}  # generation -> leader, as observed
         self._last_sender: str | None = None  # client of the last command, if a request
-        self.max_generation = NO_GENERATION
 
     # ------------------------------------------------------------------ plumbing
     def _run(self, command: Any) -> StepResult | None:
@@ -218,6 +218,106 @@ class GroupMachine(RuleBasedStateMachine):
         return result
 
     def _learn(self, request: Any, response: Response) -> None:
+        """What ``request``'s client learns from ``response`` (and invariants on the target's own
+        answers: raise :class:`InvariantError`). Default: nothing."""
+        return None
+
+    def trace(self) -> Trace:
+        """This example's history as a trace (manifest, events, verdict)."""
+        ctx = self.context
+        manifest = new_manifest(
+            target=self.target.describe(),
+            group_id=self.group_id,
+            seed=ctx.manifest_extra.get("seed"),
+            profile=ctx.profile,
+            scenario=ctx.scenario,
+            model=ctx.manifest_extra.get("model", {}),
+            checker=dataclasses.asdict(ctx.checker_config),
+        )
+        return Trace(
+            manifest=manifest,
+            events=list(self.engine.events),
+            extras=list(self.engine.extras),
+            result=result_of(self.engine),
+        )
+
+    def report(self) -> str:
+        return render(self.trace())
+
+    def _idle(self, client: str) -> bool:
+        return not self.target.in_flight(client)
+
+    @rule(ms=st.sampled_from(("next-deadline", *TICKS_MS)))
+    def tick(self, ms: int | str) -> None:
+        """Let time pass: a fixed amount, or — the first choice, which Hypothesis draws most
+        often and shrinks towards — until just after the next deadline the model has pending
+        within 3 s (a session, the join phase, the sync deadline), so liveness is exercised
+        all the time and not only by the rarer ``tick_to_deadline``."""
+        if isinstance(ms, str):
+            self._tick_to(kind="any", which=0, side="after")
+        else:
+            self._run(Tick(ms=ms))
+
+    def _tick_to(self, *, kind: str, which: int, side: str) -> None:
+        if self.failed_check is not None:
+            return
+        timers = self.engine.model.timers
+        now = self.target.now_ms()
+        # only deadlines the suite's own timeouts produce: Kafka's 5-minute new-member join
+        # timeout is a deadline too, and waiting it out would stall the run for minutes
+        horizon = now + MAX_DEADLINE_TICK_MS
+        deadlines = sorted(
+            {
+                d
+                for st_ in self.engine.checker.states
+                for d, name, _ in timers(st_)
+                if now < d <= horizon and kind in ("any", name)
+            }
+        )
+        if not deadlines:
+            return
+        cfg = self.engine.checker.config
+        target = deadlines[which % len(deadlines)]
+        if side == "after":
+            ms = target + cfg.late_ms + 60 - now
+        else:
+            ms = target - cfg.early_ms - 60 - now
+        if ms >= 5:
+            self._run(Tick(ms=int(ms)))
+
+    # ------------------------------------------------------------------ invariants
+    @invariant()
+    def model_agrees(self) -> None:
+        if self.engine.divergence is not None and self.failed_check is None:
+            self.failed_check = "divergence"
+
+    def teardown(self) -> None:
+        for cell, n in cells_of(self.engine.events, self.engine.extras).items():
+            self.context.coverage[cell] = self.context.coverage.get(cell, 0) + n
+        try:
+            if self.context.on_example_end is not None:
+                self.context.on_example_end(self)
+        finally:
+            self.target.close()
+        if self.failed_check == "divergence":
+            raise DivergenceError(self.report())
+        if self.failed_check is not None:
+            raise InvariantError(f"{self.failure_message}")
+
+
+class GroupMachine(EngineMachine):
+    """The classic protocol's machine (JoinGroup, SyncGroup, Heartbeat, …). Subclassed by
+    :func:`machine_for` with a concrete :class:`SuiteContext`."""
+
+    clients = Bundle("clients")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: dict[str, ClientView] = {}
+        self.leaders: dict[int, str] = {}  # generation -> leader, as observed
+        self.max_generation = NO_GENERATION
+
+    def _learn(self, request: Any, response: Response) -> None:
         view = self.views.get(request.client)
         if view is None:
             return
@@ -249,28 +349,6 @@ class GroupMachine(RuleBasedStateMachine):
         view = self.views.get(client_a)
         return client_a == client_b and view is not None and view.group_instance_id is not None
 
-    def trace(self) -> Trace:
-        """This example's history as a trace (manifest, events, verdict)."""
-        ctx = self.context
-        manifest = new_manifest(
-            target=self.target.describe(),
-            group_id=self.group_id,
-            seed=ctx.manifest_extra.get("seed"),
-            profile=ctx.profile,
-            scenario=ctx.scenario,
-            model=ctx.manifest_extra.get("model", {}),
-            checker=dataclasses.asdict(ctx.checker_config),
-        )
-        return Trace(
-            manifest=manifest,
-            events=list(self.engine.events),
-            extras=list(self.engine.extras),
-            result=result_of(self.engine),
-        )
-
-    def report(self) -> str:
-        return render(self.trace())
-
     def _check_assignment(self, v: ClientView, assignments: tuple[Assignment, ...]) -> None:
         """Z3: the leader's assignment for this generation gives every subscribed partition
         exactly one owner, and only to subscribers (issue: "every SyncGroup assignment is checked
@@ -288,9 +366,6 @@ class GroupMachine(RuleBasedStateMachine):
         if str(result.verdict) not in ("PASS", "Verdict.PASS") and self.failed_check is None:
             self.failed_check = "assignment"
             self.failure_message = f"generation {v.generation_id}: {result}"
-
-    def _idle(self, client: str) -> bool:
-        return not self.target.in_flight(client)
 
     # ------------------------------------------------------------------ rules
     def _add_client(
@@ -580,17 +655,6 @@ class GroupMachine(RuleBasedStateMachine):
         version = self.context.version("FindCoordinator", vi)
         self._run(self.views[client].find_coordinator(version=version))
 
-    @rule(ms=st.sampled_from(("next-deadline", *TICKS_MS)))
-    def tick(self, ms: int | str) -> None:
-        """Let time pass: a fixed amount, or — the first choice, which Hypothesis draws most
-        often and shrinks towards — until just after the next deadline the model has pending
-        within 3 s (a session, the join phase, the sync deadline), so liveness is exercised
-        all the time and not only by the rarer ``tick_to_deadline``."""
-        if isinstance(ms, str):
-            self._tick_to(kind="any", which=0, side="after")
-        else:
-            self._run(Tick(ms=ms))
-
     @rule(
         kind=st.sampled_from(DEADLINE_KINDS),
         which=st.integers(min_value=0, max_value=3),
@@ -602,52 +666,6 @@ class GroupMachine(RuleBasedStateMachine):
         deadline. Liveness rules are exercised on purpose, while the tick still lands clearly
         outside the checker's tolerance window (docs/design-notes.md, "Time")."""
         self._tick_to(kind=kind, which=which, side=side)
-
-    def _tick_to(self, *, kind: str, which: int, side: str) -> None:
-        if self.failed_check is not None:
-            return
-        timers = self.engine.model.timers
-        now = self.target.now_ms()
-        # only deadlines the suite's own timeouts produce: Kafka's 5-minute new-member join
-        # timeout is a deadline too, and waiting it out would stall the run for minutes
-        horizon = now + MAX_DEADLINE_TICK_MS
-        deadlines = sorted(
-            {
-                d
-                for st_ in self.engine.checker.states
-                for d, name, _ in timers(st_)
-                if now < d <= horizon and kind in ("any", name)
-            }
-        )
-        if not deadlines:
-            return
-        cfg = self.engine.checker.config
-        target = deadlines[which % len(deadlines)]
-        if side == "after":
-            ms = target + cfg.late_ms + 60 - now
-        else:
-            ms = target - cfg.early_ms - 60 - now
-        if ms >= 5:
-            self._run(Tick(ms=int(ms)))
-
-    # ------------------------------------------------------------------ invariants
-    @invariant()
-    def model_agrees(self) -> None:
-        if self.engine.divergence is not None and self.failed_check is None:
-            self.failed_check = "divergence"
-
-    def teardown(self) -> None:
-        for cell, n in cells_of(self.engine.events, self.engine.extras).items():
-            self.context.coverage[cell] = self.context.coverage.get(cell, 0) + n
-        try:
-            if self.context.on_example_end is not None:
-                self.context.on_example_end(self)
-        finally:
-            self.target.close()
-        if self.failed_check == "divergence":
-            raise DivergenceError(self.report())
-        if self.failed_check is not None:
-            raise InvariantError(f"{self.failure_message}")
 
 
 def machine_for(context: SuiteContext) -> type[GroupMachine]:
