@@ -15,7 +15,8 @@ from typing import Any
 
 from kafka.protocol.admin.configs import DescribeConfigsRequest, DescribeConfigsResponse
 from kgc.conformance.client import ClientError, Cluster, error_name, join_group
-from kgc.engine.registry import SETTINGS
+from kgc.engine.registry import CONSUMER_SETTINGS, SETTINGS
+from kgc.model.consumer_group import ConsumerGroupConfig
 from kgc.model.errors import INVALID_SESSION_TIMEOUT, MEMBER_ID_REQUIRED, NONE
 from kgc.model.profiles import GroupConfig
 
@@ -31,9 +32,14 @@ GROUP_SETTINGS = (
     "offsets.topic.num.partitions",
     "offset.metadata.max.bytes",
 )
+# KIP-848's consumer group reads these (``engine/registry.py`` CONSUMER_SETTINGS)
+GROUP_SETTINGS += tuple(CONSUMER_SETTINGS)
 # What the model assumes of a broker that says nothing else (and says so): Kafka's defaults, as
-# ``GroupConfig`` holds them (``GroupCoordinatorConfig.java``)
-ASSUMED = {key: getattr(GroupConfig(), SETTINGS[key]) for key in GROUP_SETTINGS}
+# ``GroupConfig`` and ``ConsumerGroupConfig`` hold them (``GroupCoordinatorConfig.java``)
+ASSUMED = {
+    **{key: getattr(GroupConfig(), field) for key, field in SETTINGS.items()},
+    **{key: getattr(ConsumerGroupConfig(), field) for key, field in CONSUMER_SETTINGS.items()},
+}
 
 
 class BrokerConfigUnreadable(Exception):

@@ -135,6 +135,55 @@ NEEDS_SETUP: dict[tuple[str, str, str], str] = {
 }
 
 
+# The KIP-848 consumer group (``model/consumer_group.py``): states as ConsumerGroupDescribe names
+# them, ``Dead`` for a group that does not exist (yet).
+CONSUMER_GROUP_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
+CONSUMER_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
+    "ConsumerGroupHeartbeat": (
+        "NONE",
+        "INVALID_REQUEST",
+        "UNSUPPORTED_ASSIGNOR",
+        "GROUP_ID_NOT_FOUND",
+        "UNKNOWN_MEMBER_ID",
+        "FENCED_MEMBER_EPOCH",
+        "GROUP_MAX_SIZE_REACHED",
+    ),
+    "ConsumerGroupDescribe": ("NONE", "GROUP_ID_NOT_FOUND"),
+}
+_NO_GROUP = "a missing group: a join creates it, anything else is GROUP_ID_NOT_FOUND"
+_CONSUMER_IMPOSSIBLE: dict[Cell, str] = {
+    ("Dead", "ConsumerGroupHeartbeat", "UNKNOWN_MEMBER_ID"): _NO_GROUP,
+    ("Dead", "ConsumerGroupHeartbeat", "FENCED_MEMBER_EPOCH"): _NO_GROUP,
+    ("Dead", "ConsumerGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "a missing group has no "
+    "members, and group.consumer.max.size is at least 1",
+    ("Dead", "ConsumerGroupDescribe", "NONE"): _NO_GROUP,
+    ("Empty", "ConsumerGroupHeartbeat", "FENCED_MEMBER_EPOCH"): "an Empty group has no member "
+    "whose epoch could be wrong: UNKNOWN_MEMBER_ID",
+    **{
+        (state, request, "GROUP_ID_NOT_FOUND"): "the group exists"
+        for state in ("Empty", "Assigning", "Reconciling", "Stable")
+        for request in ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
+    },
+}
+CONSUMER_NEEDS_SETUP: dict[Cell, str] = {
+    (s, "ConsumerGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "group.consumer.max.size below the "
+    "suite's group sizes"
+    for s in ("Empty", "Assigning", "Reconciling", "Stable")
+}
+
+
+def consumer_universe() -> list[Cell]:
+    """The cells a KIP-848 consumer group can reach by Kafka's rules (static membership, the
+    source of FENCED_INSTANCE_ID and UNRELEASED_INSTANCE_ID, is not modelled yet)."""
+    return [
+        (state, request, error)
+        for state in CONSUMER_GROUP_STATES
+        for request, errors in CONSUMER_ERRORS_BY_REQUEST.items()
+        for error in errors
+        if (state, request, error) not in _CONSUMER_IMPOSSIBLE
+    ]
+
+
 def excluded() -> dict[Cell, str]:
     """Every cell left out of :func:`universe`, with the reason."""
     out: dict[Cell, str] = {}
@@ -195,16 +244,21 @@ def cells_of(events: Sequence[Event], extras: Sequence[Mapping[str, Any]]) -> Co
 def summarise(
     counts: Mapping[Cell, int] | Iterable[tuple[Cell, int]],
     unsupported: Iterable[str] = (),
+    protocol: str = "classic",
 ) -> dict[str, Any]:
-    """Reached and never-reached cells of the universe. Cells of an ``unsupported`` request type
-    (one the target cannot be sent) leave the denominator and are listed under ``unsupported``."""
+    """Reached and never-reached cells of the ``protocol``'s universe (``classic`` or
+    ``consumer``). Cells of an ``unsupported`` request type (one the target cannot be sent) leave
+    the denominator and are listed under ``unsupported``."""
     reached = dict(counts) if isinstance(counts, Mapping) else dict(counts)
     off = set(unsupported)
-    cells = [c for c in universe() if c[1] not in off]
-    lost = [f"{s} × {r} × {e}" for (s, r, e) in universe() if r in off]
+    consumer = protocol == "consumer"
+    all_cells = consumer_universe() if consumer else universe()
+    needs_setup = CONSUMER_NEEDS_SETUP if consumer else NEEDS_SETUP
+    cells = [c for c in all_cells if c[1] not in off]
+    lost = [f"{s} × {r} × {e}" for (s, r, e) in all_cells if r in off]
     hit = [c for c in cells if reached.get(c, 0) > 0]
     never = [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0]
-    known = set(universe())
+    known = set(all_cells)
     extra = sorted(f"{s} × {r} × {e}" for (s, r, e) in reached if (s, r, e) not in known)
     return {
         "cells": len(cells),
@@ -213,10 +267,11 @@ def summarise(
         "never": never,
         "outside_universe": extra,
         "unsupported": lost,
-        "excluded": len(excluded()),  # impossible cells, not counted (see ``excluded()``)
+        # impossible cells, not counted (see ``excluded()``)
+        "excluded": len(_CONSUMER_IMPOSSIBLE) if consumer else len(excluded()),
         "never_needs_setup": [
             f"{s} × {r} × {e}"
             for (s, r, e) in cells
-            if reached.get((s, r, e), 0) == 0 and (s, r, e) in NEEDS_SETUP
+            if reached.get((s, r, e), 0) == 0 and (s, r, e) in needs_setup
         ],
     }

@@ -14,6 +14,7 @@ from dataclasses import fields
 from typing import Any
 
 from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
+from kgc.model.consumer_group import ConsumerGroupConfig, ConsumerGroupModel
 from kgc.model.profiles import KAFKA_4_X
 
 # broker setting -> GroupConfig field
@@ -24,6 +25,14 @@ SETTINGS = {
     "group.max.size": "group_max_size",
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+}
+
+
+# broker setting -> ConsumerGroupConfig field (the KIP-848 consumer group)
+CONSUMER_SETTINGS = {
+    "group.consumer.session.timeout.ms": "session_timeout_ms",
+    "group.consumer.heartbeat.interval.ms": "heartbeat_interval_ms",
+    "group.consumer.max.size": "max_size",
 }
 
 
@@ -98,12 +107,49 @@ def model_from_manifest(manifest: dict[str, Any]) -> Any:
     name = record.get("name", "ClassicGroupModel")
     if name == "ClusterGroupModel":
         return build_cluster(record, group_id)
+    if name == "ConsumerGroupModel":
+        return build_consumer(record, group_id)
     if name != "ClassicGroupModel":
         raise ValueError(
             f"field 'manifest.model.name': unknown model {name!r} "
-            "(known: ClassicGroupModel, ClusterGroupModel)"
+            "(known: ClassicGroupModel, ClusterGroupModel, ConsumerGroupModel)"
         )
     return build(record, group_id)
+
+
+def consumer_manifest(
+    description: dict[str, Any], topics: dict[str, int], *, reorder: bool = True
+) -> dict[str, Any]:
+    """The manifest's ``model`` record for the KIP-848 consumer group: the broker's
+    ``group.consumer.*`` facts and the topics (name -> partitions) the run created."""
+    config: dict[str, Any] = {"topics": [[t, n] for t, n in sorted(topics.items())]}
+    if reorder:
+        config["reorder_window_ms"] = REORDER_WINDOW_MS
+    for setting, field_name in CONSUMER_SETTINGS.items():
+        value = (description.get("group_config") or {}).get(setting)
+        if value is not None:
+            config[field_name] = int(value)
+    versions = (description.get("request_versions") or {}).get("ConsumerGroupHeartbeat")
+    if versions:
+        config["max_version"] = max(int(v) for v in versions)
+    return {"name": "ConsumerGroupModel", "profile": _profile_name(description), "config": config}
+
+
+def build_consumer(model: dict[str, Any], group_id: str) -> ConsumerGroupModel:
+    """The consumer-group model a ``ConsumerGroupModel`` record describes."""
+    known = {f.name for f in fields(ConsumerGroupConfig)}
+    kwargs: dict[str, Any] = {}
+    for key, value in (model.get("config") or {}).items():
+        if key not in known:
+            raise ValueError(
+                f"field 'manifest.model.config.{key}': not a ConsumerGroupConfig setting"
+            )
+        if key == "topics":
+            value = tuple((str(t), int(n)) for t, n in value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[key] = value
+    return ConsumerGroupModel(ConsumerGroupConfig(group_id=group_id, **kwargs))
 
 
 def cluster_manifest(description: dict[str, Any], coordinator: int) -> dict[str, Any]:

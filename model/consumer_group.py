@@ -419,6 +419,8 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
             raise ValueError("static membership (InstanceId) is not modelled yet")
         if (c.version >= 1 or c.member_epoch > 0 or c.member_epoch == -1) and not c.member_id:
             return INVALID_REQUEST
+        if not c.member_id:
+            raise ValueError("v0 with an empty MemberId (the broker picks an id) is not modelled")
         if c.member_epoch == 0:
             if c.rebalance_timeout_ms == -1:
                 return INVALID_REQUEST

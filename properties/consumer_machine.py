@@ -1,0 +1,333 @@
+"""The KIP-848 consumer-protocol state machine: the same engine, checker and traces as the classic
+machine, with ConsumerGroupHeartbeat and ConsumerGroupDescribe commands.
+
+Each client behaves as a consumer with ``group.protocol=consumer`` does
+(``clients/.../consumer/internals/ConsumerMembershipManager`` / ``AbstractMembershipManager``):
+it picks its own member id (KIP-1082), joins with epoch 0 and a full request, heartbeats with the
+epoch it was last given, and reconciles at once: it gives up the partitions missing from an
+assignment it receives and reports the new owned set in its next heartbeat. On
+``FENCED_MEMBER_EPOCH`` or ``UNKNOWN_MEMBER_ID`` it drops its partitions and rejoins with epoch 0
+and the same id. Rules also send what a broken or confused client would: a wrong epoch, a stale
+owned set, an unknown member, an invalid first heartbeat, an assignor the broker lacks.
+
+Invariants on the target's own answers, no model involved:
+
+* KIP-848's ``NoDoubleClientAssignment``: no partition is owned by two members at the same moment.
+  A member owns a partition from the answer that assigns it until the answer that takes it away,
+  its leave, or the end of its session (the send time of its last successful heartbeat plus
+  ``group.consumer.session.timeout.ms``: never later than the coordinator's own deadline). Z3
+  checks the intervals (``assignment_z3.check_ownership_timeline``) when the example ends.
+* A member's epoch never goes backwards while it stays in the group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, initialize, precondition, rule
+from kgc.model.commands import (
+    ConsumerGroupDescribe,
+    ConsumerGroupHeartbeat,
+    ConsumerGroupHeartbeatResponse,
+    Response,
+    TopicPartition,
+)
+from kgc.model.errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID
+from kgc.properties.machine import (
+    MAX_CLIENTS,
+    VERSION_INDEX,
+    EngineMachine,
+    InvariantError,
+    SuiteContext,
+)
+
+REBALANCE_TIMEOUTS_MS = (1000, 2000)
+ASSIGNORS = (None, "uniform", "range")  # None: the broker's default
+OWNED_REPORTS = ("acked", "stale", "null")
+DEADLINE_KINDS = ("any", "session", "rebalance")
+
+# Versions exercised by default (Kafka 4.x accepts ConsumerGroupHeartbeat and ConsumerGroupDescribe
+# v0-1; v1 requires a client-chosen member id, KIP-1082).
+DEFAULT_CONSUMER_VERSIONS: dict[str, tuple[int, ...]] = {
+    "ConsumerGroupHeartbeat": (0, 1),
+    "ConsumerGroupDescribe": (0, 1),
+}
+
+
+@dataclass(slots=True)
+class ConsumerView:
+    """What one consumer knows from its own answers."""
+
+    client: str
+    rebalance_timeout_ms: int
+    ids: int = 0  # member ids this client has used
+    member_id: str = ""
+    member_epoch: int = 0  # 0: not in the group (or fenced); the next heartbeat joins
+    owned: tuple[TopicPartition, ...] = ()  # as reconciled from the last assignment received
+    reported: tuple[TopicPartition, ...] | None = None  # owned set in the last heartbeat sent
+    sent_ms: float = 0.0  # when its last heartbeat was sent
+    alive_until_ms: float = float("-inf")  # send time of the last answered NONE + session
+
+    def fresh_id(self) -> str:
+        self.ids += 1
+        self.member_id = f"{self.client}-{self.ids}"
+        return self.member_id
+
+
+class ConsumerGroupMachine(EngineMachine):
+    """The consumer protocol's rules. Subclassed by :func:`consumer_machine_for`."""
+
+    clients = Bundle("consumer_clients")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: dict[str, ConsumerView] = {}
+        self.assignor: str | None = None
+        self.max_epoch: dict[str, int] = {}  # member id -> highest epoch answered
+        self.intervals: list[tuple[str, tuple[str, int], float, float]] = []
+        self._open: dict[tuple[str, tuple[str, int]], float] = {}  # (member, tp) -> since
+
+    def _version(self, api: str, vi: int) -> int:
+        choices = self.context.versions.get(api) or DEFAULT_CONSUMER_VERSIONS[api]
+        return choices[vi % len(choices)]
+
+    # ------------------------------------------------------------------ learning
+    def _learn(self, request: Any, response: Response) -> None:
+        v = self.views.get(request.client)
+        if v is None or not isinstance(response, ConsumerGroupHeartbeatResponse):
+            return
+        if not isinstance(request, ConsumerGroupHeartbeat) or request.member_id != v.member_id:
+            return  # an answer about another (bogus) identity: nothing this consumer keeps
+        now = self.target.now_ms()
+        self._expire(now)
+        gone = response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) or (
+            response.error == NONE and request.member_epoch < 0
+        )
+        if gone:
+            self._own(v.member_id, (), min(now, v.alive_until_ms))
+            v.member_epoch, v.owned, v.reported = 0, (), None
+            v.alive_until_ms = float("-inf")
+            return
+        if response.error != NONE:
+            return
+        last = self.max_epoch.get(v.member_id, 0)
+        if response.member_epoch < last and request.member_epoch != 0:
+            self.failed_check = "epoch-backwards"
+            raise InvariantError(
+                f"member {v.member_id}'s epoch went backwards: {response.member_epoch} after "
+                f"{last}\n" + self.report()
+            )
+        self.max_epoch[v.member_id] = response.member_epoch
+        v.member_epoch = response.member_epoch
+        v.alive_until_ms = v.sent_ms + self._session_ms()
+        if response.assignment is not None:
+            v.owned = response.assignment
+            self._own(v.member_id, v.owned, now)
+
+    def _session_ms(self) -> float:
+        config = getattr(self.engine.model, "config", None)
+        return float(getattr(config, "session_timeout_ms", 45000))
+
+    def _own(self, member: str, owned: tuple[TopicPartition, ...], at: float) -> None:
+        """Ownership intervals: close what ``member`` no longer owns, open what it now owns."""
+        now_owned = {(tp.topic, tp.partition) for tp in owned}
+        for key, since in list(self._open.items()):
+            if key[0] == member and key[1] not in now_owned:
+                del self._open[key]
+                self.intervals.append((member, key[1], since, max(since, at)))
+        for tp in now_owned:
+            self._open.setdefault((member, tp), at)
+
+    def _expire(self, now: float) -> None:
+        """A member whose session ended owns nothing from then on, whatever it believes."""
+        for v in self.views.values():
+            if v.member_epoch > 0 and v.alive_until_ms < now:
+                self._own(v.member_id, (), v.alive_until_ms)
+
+    def _check_ownership(self) -> None:
+        """``NoDoubleClientAssignment`` over the members' own answers, by Z3."""
+        from kgc.properties.assignment_z3 import check_ownership_timeline
+
+        now = self.target.now_ms()
+        self._expire(now)
+        for v in self.views.values():
+            if v.member_id:
+                self._own(v.member_id, (), min(now, v.alive_until_ms))
+        self.context.assignment_checks += 1
+        result = check_ownership_timeline(
+            [(m, tp, a / 1000.0, b / 1000.0) for m, tp, a, b in self.intervals]
+        )
+        if str(result.verdict) not in ("PASS", "Verdict.PASS") and self.failed_check is None:
+            self.failed_check = "double-assignment"
+            self.failure_message = f"{result}\n" + self.report()
+
+    def teardown(self) -> None:
+        if self.failed_check is None:
+            self._check_ownership()
+        super().teardown()
+
+    # ------------------------------------------------------------------ commands
+    def _heartbeat(
+        self,
+        client: str,
+        vi: int,
+        *,
+        epoch: int | None = None,
+        owned: str = "acked",
+        member_id: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        joining = v.member_epoch == 0 if epoch is None else epoch == 0
+        if joining and not v.member_id:
+            v.fresh_id()
+        e = v.member_epoch if epoch is None else epoch
+        fields: dict[str, Any] = {}
+        if joining:
+            fields = {
+                "rebalance_timeout_ms": v.rebalance_timeout_ms,
+                "subscribed_topic_names": (self.topic,),
+                "server_assignor": self.assignor,
+                "topic_partitions": (),
+            }
+        elif owned == "acked":
+            fields = {"topic_partitions": v.owned}
+        elif owned == "stale":
+            fields = {"topic_partitions": v.reported if v.reported is not None else v.owned}
+        fields["version"] = self._version("ConsumerGroupHeartbeat", vi)
+        fields.update(overrides)
+        command = ConsumerGroupHeartbeat(
+            client=client,
+            member_id=v.member_id if member_id is None else member_id,
+            member_epoch=e,
+            **fields,
+        )
+        if member_id is None:
+            if command.topic_partitions is not None:
+                v.reported = command.topic_partitions
+            v.sent_ms = self.target.now_ms()
+        self._run(command)
+
+    # ------------------------------------------------------------------ rules
+    def _add_client(self, rebalance: int) -> str:
+        name = f"c{len(self.views) + 1}"
+        self.views[name] = ConsumerView(client=name, rebalance_timeout_ms=rebalance)
+        return name
+
+    @initialize(assignor=st.sampled_from(ASSIGNORS))
+    def choose_assignor(self, assignor: str | None) -> None:
+        """One ``group.remote.assignor`` for every consumer of this example (Kafka breaks a tie
+        between two assignors by ``HashMap`` order; the model allows both, the search need not
+        aim there)."""
+        self.assignor = assignor
+
+    @initialize(target=clients, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
+    def first_client(self, rebalance: int) -> str:
+        return self._add_client(rebalance)
+
+    @initialize(target=clients, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
+    def second_client(self, rebalance: int) -> str:
+        return self._add_client(rebalance)
+
+    @rule(target=clients, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
+    @precondition(lambda self: len(self.views) < MAX_CLIENTS)
+    def new_client(self, rebalance: int) -> str:
+        return self._add_client(rebalance)
+
+    @rule(client=clients, vi=VERSION_INDEX, owned=st.sampled_from(OWNED_REPORTS))
+    def heartbeat(self, client: str, vi: int, owned: str) -> None:
+        """What a consumer sends next: a join (epoch 0, full request) when it is not in the
+        group, else a heartbeat at its epoch reporting what it owns (``acked``: after
+        reconciling the last assignment; ``stale``: what it reported before; ``null``: nothing
+        changed, as a heartbeat that omits the field)."""
+        self._heartbeat(client, vi, owned=owned)
+
+    @rule(
+        plan=st.tuples(
+            st.lists(clients, min_size=2, max_size=MAX_CLIENTS, unique=True),
+            VERSION_INDEX,
+            st.integers(min_value=1, max_value=4),
+        )
+    )
+    def converge(self, plan: tuple[list[str], int, int]) -> None:
+        """A macro: the listed consumers heartbeat in turn, ``rounds`` times, each acking what it
+        was given — the group moves towards its target assignment, through revocations."""
+        members, vi, rounds = plan
+        for _ in range(rounds):
+            for client in members:
+                self._heartbeat(client, vi, owned="acked")
+
+    @rule(client=clients, vi=VERSION_INDEX)
+    def rejoin(self, client: str, vi: int) -> None:
+        """Epoch 0 with the member's current id: KIP-848's recovery after a lost answer."""
+        self._heartbeat(client, vi, epoch=0)
+
+    @rule(client=clients, vi=VERSION_INDEX, delta=st.sampled_from((1, -1, 5)))
+    def wrong_epoch(self, client: str, vi: int, delta: int) -> None:
+        """A heartbeat at an epoch the member does not have (ahead, or a previous one)."""
+        v = self.views[client]
+        if v.member_epoch <= 0 or v.member_epoch + delta <= 0:
+            return
+        self._heartbeat(client, vi, epoch=v.member_epoch + delta, owned="acked")
+
+    @rule(client=clients, vi=VERSION_INDEX)
+    def leave(self, client: str, vi: int) -> None:
+        v = self.views[client]
+        if not v.member_id:
+            return
+        self._heartbeat(client, vi, epoch=-1, owned="null")
+
+    @rule(
+        client=clients,
+        vi=VERSION_INDEX,
+        what=st.sampled_from(
+            (
+                "stranger",
+                "no-subscription",
+                "owned-on-join",
+                "no-timeout",
+                "bad-assignor",
+                "empty-id",
+            )
+        ),
+    )
+    def invalid(self, client: str, vi: int, what: str) -> None:
+        """Requests a correct consumer never sends, each refused by a rule of its own."""
+        if what == "stranger":
+            self._heartbeat(client, vi, epoch=3, member_id=f"{client}-stranger", owned="null")
+        elif what == "no-subscription":
+            self._heartbeat(client, vi, epoch=0, subscribed_topic_names=None)
+        elif what == "owned-on-join":
+            tp = TopicPartition(topic=self.topic, partition=0)
+            self._heartbeat(client, vi, epoch=0, topic_partitions=(tp,))
+        elif what == "no-timeout":
+            self._heartbeat(client, vi, epoch=0, rebalance_timeout_ms=-1)
+        elif what == "bad-assignor":
+            self._heartbeat(client, vi, epoch=0, server_assignor="kgc-no-such-assignor")
+        else:  # v1: the member id is the client's to choose (v0 lets the broker pick one)
+            self._heartbeat(client, vi, epoch=0, member_id="", version=1)
+
+    @rule(client=clients, vi=VERSION_INDEX)
+    def describe(self, client: str, vi: int) -> None:
+        if self._idle(client):
+            version = self._version("ConsumerGroupDescribe", vi)
+            self._run(ConsumerGroupDescribe(client=client, version=version))
+
+    @rule(
+        kind=st.sampled_from(DEADLINE_KINDS),
+        which=st.integers(min_value=0, max_value=3),
+        side=st.sampled_from(("after", "before")),
+    )
+    def tick_to_deadline(self, kind: str, which: int, side: str) -> None:
+        """Let time run to just before or after a deadline the model has pending: a member's
+        session, or its rebalance (revocation) timeout."""
+        self._tick_to(kind=kind, which=which, side=side)
+
+
+def consumer_machine_for(context: SuiteContext) -> type[ConsumerGroupMachine]:
+    """A concrete consumer-protocol machine bound to ``context``."""
+    return type("ConsumerGroupMachineUnderTest", (ConsumerGroupMachine,), {"context": context})

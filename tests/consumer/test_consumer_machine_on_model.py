@@ -1,0 +1,61 @@
+"""The consumer-protocol machine, engine and checker driven against the consumer-group model itself
+(no broker), as ``tests/properties/test_machine_on_model.py`` does for the classic machine: every
+history the model produces must check clean, and the machine's own invariants (ownership by Z3,
+epochs never backwards) must hold on the model's answers. The broker half is
+``tests/consumer/test_consumer_differential.py``."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+from kgc.engine.registry import build_consumer
+from kgc.engine.target import ModelTarget
+from kgc.model.checker import CheckerConfig
+from kgc.properties.consumer_machine import consumer_machine_for
+from kgc.properties.machine import SuiteContext
+
+RECORD = {
+    "name": "ConsumerGroupModel",
+    "config": {
+        "topics": [["kgc-suite", 3]],
+        "session_timeout_ms": 2000,
+        "heartbeat_interval_ms": 500,
+    },
+}
+
+
+def _run(chooser_seed: int | None, examples: int) -> SuiteContext:
+    rng = random.Random(chooser_seed)
+    choose = None if chooser_seed is None else (lambda options: rng.choice(options))
+    counter = iter(range(10**6))
+    ctx = SuiteContext(
+        open_target=lambda gid: ModelTarget(build_consumer(RECORD, gid), choose=choose),
+        new_model=lambda gid: build_consumer(RECORD, gid),
+        checker_config=CheckerConfig(early_ms=0, late_ms=0),
+        scenario="consumer",
+    )
+    ctx.new_group_id = lambda: f"kgc-model-{next(counter)}"
+    run_state_machine_as_test(
+        consumer_machine_for(ctx),
+        settings=settings(
+            max_examples=examples,
+            stateful_step_count=30,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+            database=None,
+        ),
+    )
+    return ctx
+
+
+def test_consumer_histories_check_clean_first_choices():
+    ctx = _run(None, 40)
+    assert ctx.commands > 200
+    assert ctx.assignment_checks == ctx.examples
+
+
+def test_consumer_histories_check_clean_random_choices():
+    ctx = _run(7, 40)
+    assert ctx.commands > 200
