@@ -104,6 +104,15 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
     if int(version.split(".")[0]) >= 4:
         cfg["share.coordinator.state.topic.replication.factor"] = str(nodes)
         cfg["share.coordinator.state.topic.min.isr"] = "1"
+        # KIP-848 consumer groups: sessions short enough to expire inside a run, and the target
+        # assignment computed in the heartbeat that needs it (4.3 may otherwise batch it for
+        # group.consumer.assignment.interval.ms, 1 s, or compute it on another thread)
+        cfg["group.consumer.min.session.timeout.ms"] = "500"
+        cfg["group.consumer.session.timeout.ms"] = "2000"
+        cfg["group.consumer.min.heartbeat.interval.ms"] = "100"
+        cfg["group.consumer.heartbeat.interval.ms"] = "500"
+        cfg["group.consumer.assignment.interval.ms"] = "0"
+        cfg["group.consumer.assignor.offload.enable"] = "false"
     # How long a killed broker stays registered: until then a restarted one is refused
     # (KRaft: DUPLICATE_BROKER_REGISTRATION; ZooKeeper: its ephemeral /brokers/ids node exists).
     if mode == "zookeeper":

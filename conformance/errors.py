@@ -54,3 +54,8 @@ class DockerUnavailable(KgcError):
 
 class BrokerConfigError(KgcError, ValueError):
     """An EmbeddedKafka setting that cannot work (mode/version mismatch, reserved key, ...)."""
+
+
+class ProtocolUnsupported(KgcError):
+    """The broker does not offer the group protocol asked for (e.g. KIP-848's
+    ConsumerGroupHeartbeat on a ZooKeeper-mode or pre-4.0 broker)."""

@@ -215,6 +215,7 @@ def run_suite(
     search_settings: settings | None = None,
     example_traces: list[Trace] | None = None,
     broker_config: dict[str, int] | None = None,
+    protocol: str = "classic",
 ) -> SuiteResult:
     """Run the differential suite once. Never raises for a divergence: it is in the result.
 
@@ -228,7 +229,10 @@ def run_suite(
     ``result.record_error``. ``reuse_connections``: examples reuse idle member connections
     (``BrokerTarget``). ``minimize_budget_s``: after shrinking, a divergence's trace goes through
     the command-deletion pass of ``conformance/minimize.py`` for at most that long before it is
-    saved. ``search_settings`` replaces the profile's Hypothesis settings; given a list,
+    saved. ``protocol="consumer"``: the KIP-848 consumer group (``ConsumerGroupModel``,
+    ``properties/consumer_machine.py``) instead of the classic one; a broker that does not offer
+    ConsumerGroupHeartbeat raises :class:`ProtocolUnsupported` before any example.
+    ``search_settings`` replaces the profile's Hypothesis settings; given a list,
     ``example_traces`` receives every example's trace, passing or not, in run order.
     ``broker_config``: group settings the user gives (``--broker-config``), which win over what
     the broker says and fill in what it does not (``brokerconfig.facts``)."""
@@ -253,7 +257,16 @@ def run_suite(
         result = SuiteResult(profile=profile, seed=seed, target=description)
         topic = f"{group_prefix}suite-{run_id}"
         cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        if workload is None:
+        if protocol == "consumer":
+            driven = consumer_workload(
+                cluster,
+                description,
+                topic=topic,
+                factory=model_factory,
+                reuse_connections=reuse_connections,
+            )
+            scenario = "consumer" if scenario == "classic" else scenario
+        elif workload is None:
             record = model_manifest(description)
             factory = model_factory or build
             driven = Workload(
@@ -306,7 +319,15 @@ def run_suite(
             profile=profile,
             checker_config=checker_config or CheckerConfig(),
             engine_config=engine_config or EngineConfig(),
-            versions={**negotiated.versions, **(versions or {})},
+            versions={
+                **negotiated.versions,
+                **{
+                    api: tuple(vs)
+                    for api, vs in description["request_versions"].items()
+                    if api in CONSUMER_API_KEYS
+                },
+                **(versions or {}),
+            },
             unsupported=frozenset(negotiated.unsupported),
             manifest_extra=manifest_extra,
             on_example_end=on_example_end,
@@ -368,6 +389,56 @@ def run_suite(
     finally:
         cluster.close()
     return result
+
+
+CONSUMER_API_KEYS = {"ConsumerGroupHeartbeat": 68, "ConsumerGroupDescribe": 69}
+CONSUMER_SPEC_VERSIONS = (0, 1)  # what Kafka's message specs (and so kgc) can encode
+
+
+def consumer_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    *,
+    topic: str,
+    factory: Callable[[dict[str, Any], str], Model[Any]] | None = None,
+    reuse_connections: bool = True,
+) -> Workload:
+    """The KIP-848 consumer group on ``BrokerTarget`` targets: the versions both sides speak go
+    into ``description["request_versions"]`` (and so into the model record and every trace)."""
+    from kgc.conformance.broker_target import BrokerTarget
+    from kgc.conformance.errors import ProtocolUnsupported
+    from kgc.engine.registry import build_consumer, consumer_manifest
+    from kgc.properties.consumer_machine import consumer_machine_for
+
+    cluster.refresh_metadata()
+    first = min(b.node_id for b in cluster.metadata().brokers)
+    advertised = cluster.connection(first).broker_versions or {}
+    versions = description.setdefault("request_versions", {})
+    for api, key in CONSUMER_API_KEYS.items():
+        if key not in advertised:
+            raise ProtocolUnsupported(
+                f"the broker does not offer {api} (API key {key}): it does not run KIP-848's "
+                "consumer protocol (Apache Kafka offers it from 4.0 in KRaft mode); check it "
+                "with --protocol classic"
+            )
+        low, high = advertised[key]
+        both = [v for v in CONSUMER_SPEC_VERSIONS if low <= v <= high]
+        if not both:
+            raise ProtocolUnsupported(
+                f"the broker offers {api} v{low}-{high}, kgc speaks "
+                f"v{CONSUMER_SPEC_VERSIONS[0]}-{CONSUMER_SPEC_VERSIONS[-1]}"
+            )
+        versions[api] = both
+    record = consumer_manifest(description, {topic: TOPIC_PARTITIONS})
+    build = factory or build_consumer
+    return Workload(
+        open_target=lambda gid: BrokerTarget(
+            cluster, gid, description=description, reuse_connections=reuse_connections
+        ),
+        new_model=lambda gid: build(record, gid),
+        machine=consumer_machine_for,  # type: ignore[arg-type]
+        model_record=record,
+    )
 
 
 def replay_on_broker(

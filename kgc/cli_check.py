@@ -52,6 +52,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "default: chosen from the broker's ApiVersions)",
     )
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
+    p.add_argument(
+        "--protocol",
+        choices=("classic", "consumer"),
+        default="classic",
+        help="the group protocol to check: classic (JoinGroup/SyncGroup, default) or consumer "
+        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,9 +101,14 @@ def run(args: argparse.Namespace) -> int:
             on_example=progress.tick,
             record_dir=args.record,
             broker_config=given,
+            protocol=args.protocol,
         )
         progress.done()
-    cov = summarise(result.coverage, (result.target.get("unsupported_requests") or {}).keys())
+    cov = summarise(
+        result.coverage,
+        (result.target.get("unsupported_requests") or {}).keys(),
+        protocol=args.protocol,
+    )
     if args.json:
         out = describe_result(result)
         out["coverage_summary"] = cov
@@ -203,7 +215,13 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         f"  commands     {result.commands} requests + {result.ticks} ticks "
         f"in {result.wall_s:.1f} s ({busy_rate} requests/s outside ticks)",
         f"  model states {result.peak_states} at most at once",
-        f"  assignments  {result.assignment_checks} leader assignments checked with Z3",
+        f"  assignments  {result.assignment_checks} "
+        + (
+            "ownership timelines (one owner at a time)"
+            if args.protocol == "consumer"
+            else "leader assignments"
+        )
+        + " checked with Z3",
         f"  divergences  {0 if result.ok else 1}" + ("" if result.ok else f" ({result.failure})"),
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
