@@ -460,15 +460,8 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
                 return [(s, self._error(UNKNOWN_MEMBER_ID))]
             old = Member(member_id=c.member_id)
         owned = _owned(c)
-        if c.member_epoch != 0:
-            if c.member_epoch > old.member_epoch:
-                return [(s, self._error(FENCED_MEMBER_EPOCH))]
-            if c.member_epoch < old.member_epoch and (
-                c.member_epoch != old.previous_member_epoch
-                or owned is None
-                or not owned <= old.assigned
-            ):
-                return [(s, self._error(FENCED_MEMBER_EPOCH))]
+        if not member_epoch_valid(old, c.member_epoch, owned):
+            return [(s, self._error(FENCED_MEMBER_EPOCH))]
         updated = old
         if c.rebalance_timeout_ms != -1:
             updated = replace(updated, rebalance_timeout_ms=c.rebalance_timeout_ms)
@@ -557,20 +550,15 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         def owns_any(revoking: frozenset[TP]) -> bool:
             return owned is None or bool(owned & revoking)
 
-        def held_by_others(tp: TP) -> bool:
-            return any(
-                tp in m.assigned or tp in m.pending_revocation
-                for m in s.members
-                if m.member_id != member.member_id
-            )
-
         def next_assignment() -> Member:  # computeNextAssignment
             want = frozenset(tp for tp in target if tp.topic in subscribed)
             keep = member.assigned & want
             revoke = member.assigned - keep
             pending = want - keep
             unreleased = frozenset(
-                tp for tp in pending if held_by_others(tp) and tp not in member.pending_revocation
+                tp
+                for tp in pending
+                if held_by_others(s, member.member_id, tp) and tp not in member.pending_revocation
             )
             pending -= unreleased
             if revoke and owns_any(revoke):
@@ -608,17 +596,49 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         return next_assignment()  # UNRELEASED_PARTITIONS
 
     def _remove(self, s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
-        """Rule 5/6: ``consumerGroupFenceMembers``: remove the member, bump the group epoch."""
-        if s.member(member_id) is None:
-            return s
-        return replace(
-            s,
-            members=tuple(m for m in s.members if m.member_id != member_id),
-            target=tuple((m, t) for m, t in s.target if m != member_id),
-            group_epoch=s.group_epoch + 1,
-            session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
-            rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
+        return fence_member(s, member_id)
+
+
+def member_epoch_valid(member: Member, epoch: int, owned: frozenset[TP] | None) -> bool:
+    """Rule 2, ``throwIfConsumerGroupMemberEpochIsInvalid``: 0 (re)joins; a greater epoch is
+    fenced; a smaller one only passes as the member's previous epoch with owned partitions
+    that are a subset of its assigned ones (the answer with the bump may have been lost)."""
+    if epoch == 0:
+        return True
+    if epoch > member.member_epoch:
+        return False
+    if epoch < member.member_epoch:
+        return (
+            epoch == member.previous_member_epoch
+            and owned is not None
+            and owned <= (member.assigned)
         )
+    return True
+
+
+def held_by_others(s: ConsumerGroupState, member_id: str, tp: TP) -> bool:
+    """Rule 4, ``currentPartitionEpoch(tp) != -1``: another member still holds ``tp`` (assigned
+    or pending revocation)."""
+    return any(
+        tp in m.assigned or tp in m.pending_revocation
+        for m in s.members
+        if m.member_id != member_id
+    )
+
+
+def fence_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
+    """Rules 5 and 6, ``consumerGroupFenceMembers``: remove the member and its timers, bump the
+    group epoch."""
+    if s.member(member_id) is None:
+        return s
+    return replace(
+        s,
+        members=tuple(m for m in s.members if m.member_id != member_id),
+        target=tuple((m, t) for m, t in s.target if m != member_id),
+        group_epoch=s.group_epoch + 1,
+        session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
+        rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
+    )
 
 
 def _with_epoch(

@@ -14,9 +14,12 @@ Invariants on the target's own answers, no model involved:
 
 * KIP-848's ``NoDoubleClientAssignment``: no partition is owned by two members at the same moment.
   A member owns a partition from the answer that assigns it until the answer that takes it away,
-  its leave, or the end of its session (the send time of its last successful heartbeat plus
-  ``group.consumer.session.timeout.ms``: never later than the coordinator's own deadline). Z3
-  checks the intervals (``assignment_z3.check_ownership_timeline``) when the example ends.
+  its leave, or the end of its lease: the send time of its last successful heartbeat plus
+  ``group.consumer.session.timeout.ms``, or, while it has not acknowledged a revocation, the send
+  time of the heartbeat that brought the revocation plus its rebalance timeout (the coordinator
+  fences it then: ``scheduleConsumerGroupRebalanceTimeout``). Send times make both ends no later
+  than the coordinator's own deadlines. Z3 checks the intervals
+  (``assignment_z3.check_ownership_timeline``) when the example ends.
 * A member's epoch never goes backwards while it stays in the group.
 """
 
@@ -69,6 +72,12 @@ class ConsumerView:
     reported: tuple[TopicPartition, ...] | None = None  # owned set in the last heartbeat sent
     sent_ms: float = 0.0  # when its last heartbeat was sent
     alive_until_ms: float = float("-inf")  # send time of the last answered NONE + session
+    revoking: frozenset[tuple[str, int]] = frozenset()  # revoked, not yet acknowledged
+    revoke_deadline_ms: float = float("inf")  # fenced then unless acknowledged before
+
+    @property
+    def lease_end_ms(self) -> float:
+        return min(self.alive_until_ms, self.revoke_deadline_ms)
 
     def fresh_id(self) -> str:
         self.ids += 1
@@ -106,9 +115,10 @@ class ConsumerGroupMachine(EngineMachine):
             response.error == NONE and request.member_epoch < 0
         )
         if gone:
-            self._own(v.member_id, (), min(now, v.alive_until_ms))
+            self._own(v.member_id, (), min(now, v.lease_end_ms))
             v.member_epoch, v.owned, v.reported = 0, (), None
             v.alive_until_ms = float("-inf")
+            v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")
             return
         if response.error != NONE:
             return
@@ -122,7 +132,16 @@ class ConsumerGroupMachine(EngineMachine):
         self.max_epoch[v.member_id] = response.member_epoch
         v.member_epoch = response.member_epoch
         v.alive_until_ms = v.sent_ms + self._session_ms()
+        reported = request.topic_partitions
+        if reported is not None and not {(t.topic, t.partition) for t in reported} & v.revoking:
+            v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")  # acknowledged
         if response.assignment is not None:
+            kept = {(tp.topic, tp.partition) for tp in response.assignment}
+            revoked = {(tp.topic, tp.partition) for tp in v.owned} - kept
+            if revoked:
+                if not v.revoking:
+                    v.revoke_deadline_ms = v.sent_ms + v.rebalance_timeout_ms
+                v.revoking = v.revoking | revoked
             v.owned = response.assignment
             self._own(v.member_id, v.owned, now)
 
@@ -143,8 +162,8 @@ class ConsumerGroupMachine(EngineMachine):
     def _expire(self, now: float) -> None:
         """A member whose session ended owns nothing from then on, whatever it believes."""
         for v in self.views.values():
-            if v.member_epoch > 0 and v.alive_until_ms < now:
-                self._own(v.member_id, (), v.alive_until_ms)
+            if v.member_epoch > 0 and v.lease_end_ms < now:
+                self._own(v.member_id, (), v.lease_end_ms)
 
     def _check_ownership(self) -> None:
         """``NoDoubleClientAssignment`` over the members' own answers, by Z3."""
@@ -154,7 +173,7 @@ class ConsumerGroupMachine(EngineMachine):
         self._expire(now)
         for v in self.views.values():
             if v.member_id:
-                self._own(v.member_id, (), min(now, v.alive_until_ms))
+                self._own(v.member_id, (), min(now, v.lease_end_ms))
         self.context.assignment_checks += 1
         result = check_ownership_timeline(
             [(m, tp, a / 1000.0, b / 1000.0) for m, tp, a, b in self.intervals]
