@@ -19,6 +19,18 @@ Variants (name: what is broken, which model rule):
 * ``expiry-ignored``: session expiry never removes a member (``heartbeat.fire_member_heartbeat``).
 * ``failover-forgets-generation``: a new coordinator loads the group at generation 0 instead of
   the persisted one (``cluster_group.load_group``); only the fault-mixed suite can see it.
+
+KIP-848 consumer-group variants (``model/consumer_group.py``; only ``--protocol consumer`` can see
+them):
+
+* ``consumer-assign-before-revoke``: a partition is handed to its new owner while another member
+  still holds it (``held_by_others`` always false: no ``UNRELEASED_PARTITIONS``).
+* ``consumer-epoch-not-bumped``: a member that leaves or is fenced does not bump the group epoch
+  (``fence_member``), so no new target assignment follows.
+* ``consumer-fenced-epoch-accepted``: a heartbeat with an epoch the member does not have is
+  accepted (``member_epoch_valid`` always true).
+* ``consumer-wrong-assignor``: the ``uniform`` assignor is replaced by the server ``range`` one
+  (``uniform_targets``): balanced too, but not sticky.
 """
 
 from __future__ import annotations
@@ -176,10 +188,51 @@ FAILOVER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
 }
 
 
+def _consumer_assign_before_revoke() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    return _patched(consumer_group, "held_by_others", lambda s, member_id, tp: False)
+
+
+def _consumer_epoch_not_bumped() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    original = consumer_group.fence_member
+
+    def fence_member(s: Any, member_id: str) -> Any:
+        out = original(s, member_id)
+        return replace(out, group_epoch=s.group_epoch)
+
+    return _patched(consumer_group, "fence_member", fence_member)
+
+
+def _consumer_fenced_epoch_accepted() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    return _patched(consumer_group, "member_epoch_valid", lambda member, epoch, owned: True)
+
+
+def _consumer_wrong_assignor() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    def uniform_targets(partitions: Any, subscriptions: Any, previous: Any) -> Any:
+        return consumer_group.range_targets(partitions, subscriptions)
+
+    return _patched(consumer_group, "uniform_targets", uniform_targets)
+
+
+CONSUMER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
+    "consumer-assign-before-revoke": _consumer_assign_before_revoke,
+    "consumer-epoch-not-bumped": _consumer_epoch_not_bumped,
+    "consumer-fenced-epoch-accepted": _consumer_fenced_epoch_accepted,
+    "consumer-wrong-assignor": _consumer_wrong_assignor,
+}
+
+
 @contextmanager
 def broken(name: str) -> Iterator[None]:
     """Run the block with the model variant ``name`` in force."""
-    known = {**VARIANTS, **FAILOVER_VARIANTS}
+    known = {**VARIANTS, **FAILOVER_VARIANTS, **CONSUMER_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {', '.join(known)}")
     undo = known[name]()
