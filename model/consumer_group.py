@@ -46,8 +46,9 @@ KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
 Nondeterminism kept open: the ``uniform`` assignor iterates Java ``HashMap``/``Set.of`` collections
 (members; partitions of an old assignment) whose order the model cannot know, so the model allows
 every assignment that keeps the assignor's promises (``UniformHomogeneousAssignmentBuilder``): all
-subscribed partitions assigned, member loads differing by at most one, and each member keeping as
-many of its previous target partitions as its new load allows. The server ``range`` assignor is
+subscribed partitions assigned, member loads differing by at most one, each member keeping as
+many of its previous target partitions as its new load allows, and as many kept in all as any
+balanced assignment keeps. The server ``range`` assignor is
 deterministic (members sorted) and is run as ported in ``assignors.py``.
 
 Not modelled yet: static membership (``InstanceId``), regular-expression subscriptions, offset
@@ -225,7 +226,11 @@ def uniform_targets(
             result[m].add(tp)
         if all(len(result[m] & kept_old[m]) == min(len(kept_old[m]), loads[m]) for m in members):
             out.append({m: frozenset(v) for m, v in result.items()})
-    return out
+    # the extra partitions go first to members that held more (``maybeRevokePartitions`` gives
+    # an extra quota up unless the member is among the last that must take one): the total kept
+    # is the most any balanced assignment keeps
+    kept = [sum(len(a[m] & kept_old[m]) for m in members) for a in out]
+    return [a for a, k in zip(out, kept, strict=True) if k == max(kept)]
 
 
 def range_targets(

@@ -20,7 +20,13 @@ Invariants on the target's own answers, no model involved:
   fences it then: ``scheduleConsumerGroupRebalanceTimeout``). Send times make both ends no later
   than the coordinator's own deadlines. Z3 checks the intervals
   (``assignment_z3.check_ownership_timeline``) when the example ends.
-* A member's epoch never goes backwards while it stays in the group.
+* A member's epoch never goes backwards while it stays in the group; nor do the group epoch and
+  the assignment epoch that ConsumerGroupDescribe shows.
+* Every target assignment a ConsumerGroupDescribe shows (once the assignment epoch has caught up
+  with the group epoch) keeps its assignor's promises, checked with Z3
+  (``assignment_z3.check_generation``): every partition of the subscribed topics has exactly one
+  owner among its subscribers, loads are balanced, and for ``uniform`` the owners of the target
+  one epoch before keep as much as balance allows.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, precondition, rule
 from kgc.model.commands import (
     ConsumerGroupDescribe,
+    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
     Response,
@@ -40,6 +47,7 @@ from kgc.model.commands import (
 from kgc.model.errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID
 from kgc.properties.machine import (
     MAX_CLIENTS,
+    TOPIC_PARTITIONS,
     VERSION_INDEX,
     EngineMachine,
     InvariantError,
@@ -97,6 +105,8 @@ class ConsumerGroupMachine(EngineMachine):
         self.max_epoch: dict[str, int] = {}  # member id -> highest epoch answered
         self.intervals: list[tuple[str, tuple[str, int], float, float]] = []
         self._open: dict[tuple[str, tuple[str, int]], float] = {}  # (member, tp) -> since
+        self.epochs = (0, 0)  # (group epoch, assignment epoch) last described
+        self.last_target: tuple[int, dict[str, list[tuple[str, int]]]] | None = None
 
     def _version(self, api: str, vi: int) -> int:
         choices = self.context.versions.get(api) or DEFAULT_CONSUMER_VERSIONS[api]
@@ -104,6 +114,9 @@ class ConsumerGroupMachine(EngineMachine):
 
     # ------------------------------------------------------------------ learning
     def _learn(self, request: Any, response: Response) -> None:
+        if isinstance(response, ConsumerGroupDescribeResponse) and response.error == NONE:
+            self._learn_described(response)
+            return
         v = self.views.get(request.client)
         if v is None or not isinstance(response, ConsumerGroupHeartbeatResponse):
             return
@@ -144,6 +157,43 @@ class ConsumerGroupMachine(EngineMachine):
                 v.revoking = v.revoking | revoked
             v.owned = response.assignment
             self._own(v.member_id, v.owned, now)
+
+    def _learn_described(self, r: ConsumerGroupDescribeResponse) -> None:
+        epochs = (r.group_epoch, r.assignment_epoch)
+        if epochs[0] < self.epochs[0] or epochs[1] < self.epochs[1]:
+            self.failed_check = "epoch-backwards"
+            raise InvariantError(
+                f"group/assignment epoch went backwards: {epochs} after {self.epochs}\n"
+                + self.report()
+            )
+        self.epochs = epochs
+        if r.assignment_epoch != r.group_epoch or not r.members:
+            return
+        from kgc.properties.assignment_z3 import check_generation
+
+        target = {
+            m.member_id: [(tp.topic, tp.partition) for tp in m.target_assignment] for m in r.members
+        }
+        previous = None
+        if self.last_target is not None and self.last_target[0] == r.assignment_epoch - 1:
+            previous = self.last_target[1]
+        if self.last_target is None or self.last_target[0] != r.assignment_epoch:
+            self.last_target = (r.assignment_epoch, target)
+            result = check_generation(
+                {m.member_id: list(m.subscribed_topic_names) for m in r.members},
+                target,
+                previous,
+                partitions_per_topic={self.topic: TOPIC_PARTITIONS},
+                generation_id=r.assignment_epoch,
+                assignor="server-range" if r.assignor_name == "range" else r.assignor_name,
+                check_handoff=False,
+            )
+            self.context.assignment_checks += 1
+            if str(result.verdict) not in ("PASS", "Verdict.PASS") and self.failed_check is None:
+                self.failed_check = "assignment"
+                self.failure_message = f"target at epoch {r.assignment_epoch}: {result}\n" + (
+                    self.report()
+                )
 
     def _session_ms(self) -> float:
         config = getattr(self.engine.model, "config", None)

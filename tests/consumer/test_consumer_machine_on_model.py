@@ -53,7 +53,7 @@ def _run(chooser_seed: int | None, examples: int) -> SuiteContext:
 def test_consumer_histories_check_clean_first_choices():
     ctx = _run(None, 40)
     assert ctx.commands > 200
-    assert ctx.assignment_checks == ctx.examples
+    assert ctx.assignment_checks > ctx.examples  # one timeline each, and described targets
 
 
 def test_consumer_histories_check_clean_random_choices():

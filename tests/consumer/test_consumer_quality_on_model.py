@@ -1,5 +1,5 @@
-"""Each broken consumer-group variant (``kgc.engine.broken.CONSUMER_VARIANTS``) is told apart from the
-real model by the consumer machine, with no broker: the target answers as the unbroken model
+"""Each broken consumer-group variant (``kgc.engine.broken.CONSUMER_VARIANTS``) is told apart from
+the real model by the consumer machine, with no broker: the target answers as the unbroken model
 (``real_model()``) while the checker holds it to the variant. The broker half — the variants
 caught against Apache Kafka, shrunk and replayed — is ``test_consumer_quality.py``."""
 

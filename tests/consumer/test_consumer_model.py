@@ -1,0 +1,176 @@
+"""The KIP-848 consumer-group model on small hand-written histories, one rule each (the rules are
+numbered in ``kgc/model/consumer_group.py``'s docstring)."""
+
+from __future__ import annotations
+
+import random
+
+from kgc.model.assignors import Subscription, uniform_assign
+from kgc.model.assignors import TopicPartition as TP
+from kgc.model.commands import ConsumerGroupDescribe as Describe
+from kgc.model.commands import ConsumerGroupHeartbeat as HB
+from kgc.model.commands import TopicPartition
+from kgc.model.consumer_group import (
+    ConsumerGroupConfig,
+    ConsumerGroupModel,
+    ConsumerGroupState,
+    uniform_targets,
+)
+
+T = "t"
+CONFIG = ConsumerGroupConfig(topics=((T, 3),), session_timeout_ms=2000, heartbeat_interval_ms=500)
+
+
+def tps(*ps: int) -> tuple[TopicPartition, ...]:
+    return tuple(TopicPartition(topic=T, partition=p) for p in ps)
+
+
+def join(client: str, n: int = 1, timeout: int = 1000) -> HB:
+    return HB(
+        client=client,
+        member_id=f"{client}-{n}",
+        member_epoch=0,
+        rebalance_timeout_ms=timeout,
+        subscribed_topic_names=(T,),
+        topic_partitions=(),
+        version=1,
+    )
+
+
+def beat(client: str, epoch: int, owned: tuple[TopicPartition, ...] | None) -> HB:
+    return HB(
+        client=client,
+        member_id=f"{client}-1",
+        member_epoch=epoch,
+        topic_partitions=owned,
+        version=1,
+    )
+
+
+class Run:
+    """Apply commands one by one, keeping every allowed successor; answers are read at once."""
+
+    def __init__(self) -> None:
+        self.model = ConsumerGroupModel(CONFIG)
+        self.states: list[ConsumerGroupState] = [self.model.initial()]
+        self.rid = 0
+
+    def send(self, command, at_ms: float = 0.0) -> set:
+        self.rid += 1
+        self.last = []
+        for s in self.states:
+            for s1 in self.model.advance(s, must_until=at_ms, may_until=at_ms):
+                for s2 in self.model.invoke(s1, request_id=self.rid, command=command, at_ms=at_ms):
+                    answer = self.model.outbox(s2)[self.rid][0]
+                    self.last.append((self.model.deliver(s2, self.rid), answer))
+        self.states = list(dict.fromkeys(s for s, _ in self.last))
+        return {a for _, a in self.last}
+
+    def observe(self, answer) -> None:
+        """Keep the states in which the last command got ``answer`` (as the checker does)."""
+        self.states = list(dict.fromkeys(s for s, a in self.last if a == answer))
+
+    def only(self, command, at_ms: float = 0.0):
+        answers = self.send(command, at_ms)
+        assert len(answers) == 1, answers
+        return answers.pop()
+
+
+def test_first_member_gets_every_partition_at_epoch_1():
+    r = Run()
+    a = r.only(join("c1"))
+    assert (a.error, a.member_epoch, a.assignment) == ("NONE", 1, tps(0, 1, 2))
+
+
+def test_a_partition_waits_until_its_old_owner_revoked_it():
+    # c1 owns 0,1,2; c2 joins: the new target gives c2 one partition, but c1 still holds it, so
+    # c2 gets nothing yet (UNRELEASED_PARTITIONS) — and gets it only after c1's heartbeat no
+    # longer reports it (NoDoubleClientAssignment)
+    r = Run()
+    r.only(join("c1"))
+    a2 = r.only(join("c2"), 10)
+    assert (a2.member_epoch, a2.assignment) == (2, ())
+    revoke = r.send(beat("c1", 1, tps(0, 1, 2)), 20)  # c1 learns what to give up
+    assert {(a.member_epoch, len(a.assignment)) for a in revoke} == {(1, 2)}
+    answer = min(revoke, key=repr)  # the target picked one of the uniform candidates
+    r.observe(answer)
+    kept = answer.assignment
+    freed = set(tps(0, 1, 2)) - set(kept)
+    before_ack = r.send(beat("c2", 2, ()), 30)
+    assert {a.assignment for a in before_ack} == {None}  # still held by c1
+    r.send(beat("c1", 1, kept), 40)  # c1 acknowledges: the partition is released
+    after_ack = r.send(beat("c2", 2, ()), 50)
+    assert {a.assignment for a in after_ack} == {tuple(sorted(freed, key=lambda x: x.partition))}
+
+
+def test_a_greater_epoch_is_fenced_and_the_previous_one_tolerated():
+    r = Run()
+    r.only(join("c1"))
+    r.only(join("c2"), 10)
+    assert r.only(beat("c1", 5, None), 20).error == "FENCED_MEMBER_EPOCH"
+    # c2 reached epoch 2; its previous epoch 0 is not a real epoch but 1 was never its: fenced
+    assert r.only(beat("c2", 1, ()), 30).error == "FENCED_MEMBER_EPOCH"
+
+
+def test_session_expiry_removes_the_member_and_bumps_the_group_epoch():
+    r = Run()
+    r.only(join("c1"))
+    gone = r.only(beat("c1", 1, tps(0, 1, 2)), 2500)  # 2000 ms session, no heartbeat since 0
+    assert gone.error == "UNKNOWN_MEMBER_ID"
+    d = r.only(Describe(client="c9", version=1), 2600)
+    assert (d.group_state, d.group_epoch, d.members) == ("Empty", 2, ())
+
+
+def test_a_member_that_does_not_revoke_in_time_is_fenced_by_its_rebalance_timeout():
+    r = Run()
+    r.only(join("c1", timeout=1000))
+    r.only(join("c2"), 10)
+    r.send(beat("c1", 1, tps(0, 1, 2)), 20)  # asked to revoke: rebalance timer until 1020
+    stale = r.send(beat("c1", 1, tps(0, 1, 2)), 1500)  # still claims everything, too late
+    assert {a.error for a in stale} == {"UNKNOWN_MEMBER_ID"}
+
+
+def test_invalid_requests_are_refused_before_the_group_is_read():
+    r = Run()
+    bad_join = HB(
+        client="c1",
+        member_id="c1-1",
+        member_epoch=0,
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=None,
+        topic_partitions=(),
+        version=1,
+    )
+    assert r.only(bad_join).error == "INVALID_REQUEST"
+    no_id = HB(
+        client="c1",
+        member_id="",
+        member_epoch=0,
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=(T,),
+        topic_partitions=(),
+        version=1,
+    )
+    assert r.only(no_id).error == "INVALID_REQUEST"
+    assert r.only(beat("c1", 1, ())).error == "GROUP_ID_NOT_FOUND"
+
+
+def test_uniform_targets_contain_the_ported_uniform_assignor():
+    rng = random.Random(5)
+    for _ in range(200):
+        members = [f"m{i}" for i in range(rng.randint(1, 4))]
+        parts = rng.randint(1, 5)
+        previous = {
+            m: frozenset(TP(T, p) for p in range(parts) if rng.random() < 0.3) for m in members
+        }
+        seen: set = set()  # a partition had one owner before, too
+        for m in members:
+            previous[m] = previous[m] - seen
+            seen |= previous[m]
+        subs = {
+            m: Subscription(topics=(T,), owned_partitions=tuple(sorted(previous[m])))
+            for m in members
+        }
+        ported = uniform_assign({T: parts}, subs)
+        candidates = uniform_targets({T: parts}, {m: (T,) for m in members}, previous)
+        assert {m: frozenset(ported[m]) for m in members} in candidates
