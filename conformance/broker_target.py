@@ -39,7 +39,7 @@ from typing import Any
 from kgc.conformance import wire
 from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
 from kgc.engine.target import Arrival, Target
-from kgc.model.commands import Request
+from kgc.model.commands import ConsumerGroupDescribe, ConsumerGroupHeartbeat, Request
 
 # dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
 # (groupInstanceId-UUID, both versions' coordinators), the machine's instance ids being cK-instance
@@ -79,6 +79,7 @@ class BrokerTarget(Target):
         self._description = description
         self._defer_s = defer_ms / 1000.0
         self._t0 = time.monotonic()
+        self._known_topic_ids: dict[str, Any] = {}
 
     # --------------------------------------------------------------------- Target
     def now_ms(self) -> float:
@@ -93,9 +94,39 @@ class BrokerTarget(Target):
         engine records that before the request (``Engine.execute``)."""
         self._group.member(client)
 
+    def _topic_ids(self, command: Request) -> dict[str, Any] | None:
+        """Topic name -> id for the topics a KIP-848 command names (learned once, from
+        Metadata); None for the classic commands, which name topics by name."""
+        if not isinstance(command, ConsumerGroupHeartbeat | ConsumerGroupDescribe):
+            return None
+        wanted = (
+            {tp.topic for tp in command.topic_partitions or ()}
+            if isinstance(command, ConsumerGroupHeartbeat)
+            else set()
+        )
+        wanted |= set(getattr(command, "subscribed_topic_names", None) or ())
+        missing = sorted(wanted - self._known_topic_ids.keys())
+        if missing:
+            self._known_topic_ids.update(self._cluster.topic_ids(missing))
+        return self._known_topic_ids
+
+    def _decode(self, p: _Pending) -> Any:
+        ids = self._topic_ids(p.command)
+        response = wire.decode(p.command, p.handle.response, self._ids, topic_ids=ids)
+        if ids is not None and "unknown-topic-" in repr(response):
+            # a topic this target has not named yet (a describe before any join): every topic's id
+            resp = self._cluster.metadata(None)
+            self._known_topic_ids.update(
+                {t.name: t.topic_id for t in resp.topics if t.error_code == 0}
+            )
+            response = wire.decode(p.command, p.handle.response, self._ids, topic_ids=ids)
+        return response
+
     def send(self, request_id: int, command: Request) -> None:
         conn = self._group.member(command.client)
-        request, version = wire.encode(command, self.group_id, self._ids)
+        request, version = wire.encode(
+            command, self.group_id, self._ids, topic_ids=self._topic_ids(command)
+        )
         handle = conn.send(request, version)
         self._pending[command.client] = _Pending(request_id, command, handle)
 
@@ -138,7 +169,7 @@ class BrokerTarget(Target):
             ):
                 self._deferred.append((p, p.handle.received_at))
                 continue
-            response = wire.decode(p.command, p.handle.response, self._ids)
+            response = self._decode(p)
             out.append(
                 Arrival(
                     request_id=p.request_id,

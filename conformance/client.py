@@ -880,6 +880,76 @@ def describe_groups(
     return conn.send(describe_groups_request(group_ids), version)
 
 
+def consumer_group_heartbeat_request(
+    group_id: str,
+    member_id: str,
+    member_epoch: int,
+    *,
+    instance_id: str | None = None,
+    rebalance_timeout_ms: int = -1,
+    subscribed_topic_names: Sequence[str] | None = None,
+    server_assignor: str | None = None,
+    topic_partitions: Sequence[tuple[Any, Sequence[int]]] | None = None,
+    version: int,
+) -> Any:
+    """KIP-848 ConsumerGroupHeartbeat (``conformance/message_specs.py`` builds the class from
+    Kafka's spec). ``topic_partitions``: owned partitions as (topic id, partitions), or ``None``
+    for "unchanged"."""
+    from kgc.conformance.message_specs import message_classes
+
+    request_cls, _ = message_classes("ConsumerGroupHeartbeat")
+    tp_cls = request_cls[version].TopicPartitions
+    return request_cls[version](
+        group_id=group_id,
+        member_id=member_id,
+        member_epoch=member_epoch,
+        instance_id=instance_id,
+        rack_id=None,
+        rebalance_timeout_ms=rebalance_timeout_ms,
+        subscribed_topic_names=None
+        if subscribed_topic_names is None
+        else list(subscribed_topic_names),
+        server_assignor=server_assignor,
+        topic_partitions=None
+        if topic_partitions is None
+        else [tp_cls(topic_id=tid, partitions=list(ps)) for tid, ps in topic_partitions],
+    )
+
+
+def consumer_group_describe_request(group_ids: Sequence[str], *, version: int) -> Any:
+    from kgc.conformance.message_specs import message_classes
+
+    request_cls, _ = message_classes("ConsumerGroupDescribe")
+    return request_cls[version](group_ids=list(group_ids), include_authorized_operations=False)
+
+
+def consumer_group_heartbeat(
+    conn: Connection,
+    group_id: str,
+    member_id: str,
+    member_epoch: int,
+    *,
+    version: int | None = None,
+    **fields: Any,
+) -> Handle:
+    from kgc.conformance.message_specs import message_classes
+
+    v = conn.version_for(message_classes("ConsumerGroupHeartbeat")[0], version)
+    return conn.send(
+        consumer_group_heartbeat_request(group_id, member_id, member_epoch, version=v, **fields),
+        v,
+    )
+
+
+def consumer_group_describe(
+    conn: Connection, group_ids: Sequence[str], *, version: int | None = None
+) -> Handle:
+    from kgc.conformance.message_specs import message_classes
+
+    v = conn.version_for(message_classes("ConsumerGroupDescribe")[0], version)
+    return conn.send(consumer_group_describe_request(group_ids, version=v), v)
+
+
 def metadata(
     conn: Connection,
     topics: Sequence[str] | None = None,

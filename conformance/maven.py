@@ -66,6 +66,15 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "kgc"
 
 
+def maven_repository() -> Path:
+    """Maven's local repository: ``-Dmaven.repo.local=`` in ``$KGC_MAVEN_ARGS``, else
+    ``~/.m2/repository``."""
+    for arg in shlex.split(os.environ.get("KGC_MAVEN_ARGS", "")):
+        if arg.startswith("-Dmaven.repo.local="):
+            return Path(arg.split("=", 1)[1]).expanduser()
+    return Path.home() / ".m2" / "repository"
+
+
 def logging_backend(version: str) -> list[tuple[str, str, str]]:
     """(groupId, artifactId, version) of the SLF4J backend the release tarball would carry."""
     if _major(version) >= 4:

@@ -232,8 +232,19 @@ def _assignment_text(b: bytes | None) -> str:
     return _text(raw)
 
 
+def request_class(api: str) -> Any:
+    """The kafka-python request class of a model command type: kafka-python's own, or for the
+    KIP-848 APIs one built from Kafka's message specs (``message_specs.py``, fetched on first
+    use)."""
+    if api in REQUEST_CLASSES:
+        return REQUEST_CLASSES[api]
+    from kgc.conformance.message_specs import message_classes
+
+    return message_classes(api)[0]
+
+
 def _check_version(command: m.Request) -> int:
-    cls = REQUEST_CLASSES[command.type]
+    cls = request_class(command.type)
     v = command.version
     lo, hi = cls.valid_versions
     if not lo <= v <= hi:
@@ -314,10 +325,49 @@ def encode(
             req = kc.describe_groups_request([group_id])
         case m.FindCoordinator():
             req = kc.find_coordinator_request(group_id, version=v)
+        case m.ConsumerGroupHeartbeat():
+            owned = None
+            if command.topic_partitions is not None:
+                by_topic: dict[str, list[int]] = {}
+                for tp in command.topic_partitions:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+                owned = [(_topic_id(t, topic_ids), ps) for t, ps in sorted(by_topic.items())]
+            req = kc.consumer_group_heartbeat_request(
+                group_id,
+                command.member_id,  # client-chosen (KIP-1082): the symbolic id is the real one
+                command.member_epoch,
+                instance_id=command.instance_id,
+                rebalance_timeout_ms=command.rebalance_timeout_ms,
+                subscribed_topic_names=command.subscribed_topic_names,
+                server_assignor=command.server_assignor,
+                topic_partitions=owned,
+                version=v,
+            )
+        case m.ConsumerGroupDescribe():
+            req = kc.consumer_group_describe_request([group_id], version=v)
         case _:
             raise TypeError(f"not a request command: {command!r}")
     req.API_VERSION = v
     return req, v
+
+
+def _topic_id(topic: str, topic_ids: Mapping[str, Any] | None) -> Any:
+    if topic_ids is None or topic not in topic_ids:
+        raise ValueError(
+            f"ConsumerGroupHeartbeat names topics by id: pass topic_ids with {topic!r}"
+        )
+    return topic_ids[topic]
+
+
+def _partitions_by_name(topics: Any, names: dict[Any, str]) -> tuple[m.TopicPartition, ...]:
+    """Wire ``[{topic_id, partitions}]`` -> the model's sorted (topic, partition) records; an id
+    no topic of the run has becomes ``unknown-topic-<id>`` (a visible divergence)."""
+    out = [
+        m.TopicPartition(topic=names.get(t.topic_id, f"unknown-topic-{t.topic_id}"), partition=p)
+        for t in topics or ()
+        for p in t.partitions
+    ]
+    return tuple(sorted(out, key=lambda tp: (tp.topic, tp.partition)))
 
 
 # --------------------------------------------------------------------------------------- decode
@@ -495,6 +545,51 @@ def decode(
                 return m.FindCoordinatorResponse(error=error_name(c.error_code), node_id=c.node_id)
             return m.FindCoordinatorResponse(
                 error=error_name(response.error_code), node_id=response.node_id
+            )
+        case m.ConsumerGroupHeartbeat():
+            names = _names_by_id(topic_ids)
+            error = error_name(response.error_code)
+            return m.ConsumerGroupHeartbeatResponse(
+                error=error,
+                member_id=response.member_id,
+                member_epoch=response.member_epoch,
+                heartbeat_interval_ms=response.heartbeat_interval_ms,
+                assignment=None
+                if response.assignment is None
+                else _partitions_by_name(response.assignment.topic_partitions, names),
+            )
+        case m.ConsumerGroupDescribe():
+            names = _names_by_id(topic_ids)
+            groups = list(response.groups or ())
+            if len(groups) != 1:
+                return m.ConsumerGroupDescribeResponse(error=f"ANSWERED_{len(groups)}_GROUPS")
+            g = groups[0]
+            error = error_name(g.error_code)
+            if error != NONE:
+                return m.ConsumerGroupDescribeResponse(error=error)
+            members = sorted(
+                (
+                    m.ConsumerMember(
+                        member_id=x.member_id,
+                        instance_id=x.instance_id,
+                        member_epoch=x.member_epoch,
+                        subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
+                        assignment=_partitions_by_name(x.assignment.topic_partitions, names),
+                        target_assignment=_partitions_by_name(
+                            x.target_assignment.topic_partitions, names
+                        ),
+                    )
+                    for x in g.members
+                ),
+                key=lambda x: x.member_id,
+            )
+            return m.ConsumerGroupDescribeResponse(
+                error=error,
+                group_state=g.group_state,
+                group_epoch=g.group_epoch,
+                assignment_epoch=g.assignment_epoch,
+                assignor_name=g.assignor_name,
+                members=tuple(members),
             )
         case _:
             raise TypeError(f"not a request command: {command!r}")

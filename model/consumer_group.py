@@ -11,7 +11,8 @@ KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
    ``UNSUPPORTED_ASSIGNOR``. An error answer carries only the error (``MemberId`` null, epoch 0).
 2. **Heartbeat** (``GroupMetadataManager.consumerGroupHeartbeat``): epoch 0 creates the group and
    the member if missing; otherwise a missing group is ``GROUP_ID_NOT_FOUND`` and a missing member
-   ``UNKNOWN_MEMBER_ID``. A group at ``group.consumer.max.size`` refuses a member it does not know
+   ``UNKNOWN_MEMBER_ID``; a new group starts at epoch 1 (``ModernGroup``). A group at
+   ``group.consumer.max.size`` refuses a member it does not know
    (``GROUP_MAX_SIZE_REACHED``). An epoch above the member's, or below it unless it is the
    member's previous epoch and the owned partitions are a subset of its assigned ones, is
    ``FENCED_MEMBER_EPOCH`` (``throwIfConsumerGroupMemberEpochIsInvalid``). A change of subscribed
@@ -110,6 +111,9 @@ class ConsumerGroupConfig:
     max_size: int = 2**31 - 1  # group.consumer.max.size
     assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first = default
     max_version: int = 1  # ConsumerGroupHeartbeat/ConsumerGroupDescribe versions: 0..max_version
+    # a new group's epoch before its first bump: 1 in 4.3.1 (``ModernGroup``'s constructor sets
+    # it), 0 in the 4.0 line's first sources
+    initial_group_epoch: int = 1
     reorder_window_ms: float = 0.0  # see ClassicGroupModel
 
     def partitions(self) -> dict[str, int]:
@@ -477,7 +481,8 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         subscription_changed = set(updated.subscribed_topic_names) != set(
             old.subscribed_topic_names
         )
-        s = replace(s, exists=True)
+        if not s.exists:
+            s = replace(s, exists=True, group_epoch=self.config.initial_group_epoch)
         s = _put_member(s, updated)
         if subscription_changed:
             s = replace(s, group_epoch=s.group_epoch + 1)

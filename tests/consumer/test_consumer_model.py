@@ -76,10 +76,11 @@ class Run:
         return answers.pop()
 
 
-def test_first_member_gets_every_partition_at_epoch_1():
+def test_first_member_gets_every_partition_at_epoch_2():
+    # a new group starts at epoch 1 (4.3.1 ModernGroup); the first subscription bumps it to 2
     r = Run()
     a = r.only(join("c1"))
-    assert (a.error, a.member_epoch, a.assignment) == ("NONE", 1, tps(0, 1, 2))
+    assert (a.error, a.member_epoch, a.assignment) == ("NONE", 2, tps(0, 1, 2))
 
 
 def test_a_partition_waits_until_its_old_owner_revoked_it():
@@ -89,17 +90,17 @@ def test_a_partition_waits_until_its_old_owner_revoked_it():
     r = Run()
     r.only(join("c1"))
     a2 = r.only(join("c2"), 10)
-    assert (a2.member_epoch, a2.assignment) == (2, ())
-    revoke = r.send(beat("c1", 1, tps(0, 1, 2)), 20)  # c1 learns what to give up
-    assert {(a.member_epoch, len(a.assignment)) for a in revoke} == {(1, 2)}
+    assert (a2.member_epoch, a2.assignment) == (3, ())
+    revoke = r.send(beat("c1", 2, tps(0, 1, 2)), 20)  # c1 learns what to give up
+    assert {(a.member_epoch, len(a.assignment)) for a in revoke} == {(2, 2)}
     answer = min(revoke, key=repr)  # the target picked one of the uniform candidates
     r.observe(answer)
     kept = answer.assignment
     freed = set(tps(0, 1, 2)) - set(kept)
-    before_ack = r.send(beat("c2", 2, ()), 30)
+    before_ack = r.send(beat("c2", 3, ()), 30)
     assert {a.assignment for a in before_ack} == {None}  # still held by c1
-    r.send(beat("c1", 1, kept), 40)  # c1 acknowledges: the partition is released
-    after_ack = r.send(beat("c2", 2, ()), 50)
+    r.send(beat("c1", 2, kept), 40)  # c1 acknowledges: the partition is released
+    after_ack = r.send(beat("c2", 3, ()), 50)
     assert {a.assignment for a in after_ack} == {tuple(sorted(freed, key=lambda x: x.partition))}
 
 
@@ -108,25 +109,25 @@ def test_a_greater_epoch_is_fenced_and_the_previous_one_tolerated():
     r.only(join("c1"))
     r.only(join("c2"), 10)
     assert r.only(beat("c1", 5, None), 20).error == "FENCED_MEMBER_EPOCH"
-    # c2 reached epoch 2; its previous epoch 0 is not a real epoch but 1 was never its: fenced
-    assert r.only(beat("c2", 1, ()), 30).error == "FENCED_MEMBER_EPOCH"
+    # c2 joined at epoch 3 (previous 0): epoch 2 was never its, so it is fenced
+    assert r.only(beat("c2", 2, ()), 30).error == "FENCED_MEMBER_EPOCH"
 
 
 def test_session_expiry_removes_the_member_and_bumps_the_group_epoch():
     r = Run()
     r.only(join("c1"))
-    gone = r.only(beat("c1", 1, tps(0, 1, 2)), 2500)  # 2000 ms session, no heartbeat since 0
+    gone = r.only(beat("c1", 2, tps(0, 1, 2)), 2500)  # 2000 ms session, no heartbeat since 0
     assert gone.error == "UNKNOWN_MEMBER_ID"
     d = r.only(Describe(client="c9", version=1), 2600)
-    assert (d.group_state, d.group_epoch, d.members) == ("Empty", 2, ())
+    assert (d.group_state, d.group_epoch, d.members) == ("Empty", 3, ())
 
 
 def test_a_member_that_does_not_revoke_in_time_is_fenced_by_its_rebalance_timeout():
     r = Run()
     r.only(join("c1", timeout=1000))
     r.only(join("c2"), 10)
-    r.send(beat("c1", 1, tps(0, 1, 2)), 20)  # asked to revoke: rebalance timer until 1020
-    stale = r.send(beat("c1", 1, tps(0, 1, 2)), 1500)  # still claims everything, too late
+    r.send(beat("c1", 2, tps(0, 1, 2)), 20)  # asked to revoke: rebalance timer until 1020
+    stale = r.send(beat("c1", 2, tps(0, 1, 2)), 1500)  # still claims everything, too late
     assert {a.error for a in stale} == {"UNKNOWN_MEMBER_ID"}
 
 
