@@ -27,7 +27,7 @@ from kgc.engine.registry import model_from_manifest
 from kgc.engine.target import Target
 from kgc.engine.traces import Trace, new_manifest, result_of
 from kgc.model.checker import CheckerConfig, Model
-from kgc.model.commands import OffsetCommit, OffsetFetch
+from kgc.model.commands import ConsumerGroupHeartbeat, OffsetCommit, OffsetFetch
 
 VERDICTS: dict[tuple[bool, str], str] = {  # (replay passes, recorded verdict) -> verdict
     (True, "divergence"): "FIXED",
@@ -56,13 +56,15 @@ def verdict(recorded: Trace, engine: Engine) -> str:
 
 
 def topic_of(trace: Trace) -> str | None:
-    """The topic the trace's commands name (its offsets or partitions), which a broker needs to
-    exist before the replay; None if no command names one."""
+    """The topic the trace's commands name (offsets, partitions or a subscription), which a
+    broker needs to exist before the replay; None if no command names one."""
     for c in trace.commands:
         if isinstance(c, OffsetCommit) and c.offsets:
             return c.offsets[0].topic
         if isinstance(c, OffsetFetch) and c.partitions:
             return c.partitions[0].topic
+        if isinstance(c, ConsumerGroupHeartbeat) and c.subscribed_topic_names:
+            return c.subscribed_topic_names[0]
     return None
 
 
