@@ -1,4 +1,5 @@
-"""``kgc bench model``: checker + model throughput on a 10-member classic group.
+"""``kgc bench model``: checker + model throughput on a 10-member classic group, and beside it on
+a 4-member KIP-848 consumer group.
 
 A seeded random client policy drives ten clients against the model (joins with the KIP-394
 handshake, the leader's and followers' SyncGroups, heartbeats, commits, fetches, describes,
@@ -11,7 +12,10 @@ Keys: ``steps_per_s`` (events per CPU second of the checker on one core), ``step
 ``steps``, ``commands``, ``check_cpu_s``, ``check_wall_s``, ``states_max`` / ``states_mean``
 (size of the checker's state set after each event), ``profile``, ``seed``,
 ``target_steps_per_s``, ``load_avg_1m`` and ``cpus`` (how busy the machine was: on a shared
-2-core box under load the same code runs several times slower).
+2-core box under load the same code runs several times slower). The consumer group's figures carry
+the prefix ``consumer_`` (``consumer_steps_per_s`` …): four consumers on one 4-partition topic
+joining, heartbeating with what they own, leaving, describing and pausing past their sessions;
+its uniform assignor keeps every target the assignor may choose, so its state sets are larger.
 """
 
 from __future__ import annotations
@@ -149,6 +153,117 @@ def _policy_commands(model: ClassicGroupModel, n_steps: int, rng: random.Random)
     return out
 
 
+CONSUMERS = 4
+CONSUMER_PARTITIONS = 4
+
+
+def _consumer_commands(model: Any, n_steps: int, rng: random.Random) -> list[Command]:
+    """A consumer-protocol command mix, decided against a shadow run of the model."""
+    from kgc.model.commands import ConsumerGroupDescribe, ConsumerGroupHeartbeat
+
+    clients = [f"c{i}" for i in range(1, CONSUMERS + 1)]
+    epoch = dict.fromkeys(clients, 0)
+    owned: dict[str, tuple[TopicPartition, ...]] = dict.fromkeys(clients, ())
+    state = model.initial()
+    t = 0.0
+    rid = 0
+    out: list[Command] = []
+
+    def run(cmd: Command) -> None:
+        nonlocal state, t, rid
+        out.append(cmd)
+        if isinstance(cmd, Tick):
+            t += cmd.ms
+            state = model.advance(state, must_until=t, may_until=t)[0]
+            return
+        rid += 1
+        state = model.invoke(state, request_id=rid, command=cmd, at_ms=t)[0]
+        t += 1
+        state = model.advance(state, must_until=t, may_until=t)[0]
+        for r, (resp, _) in model.outbox(state).items():
+            if r == rid and isinstance(cmd, ConsumerGroupHeartbeat):
+                if resp.error != "NONE" or cmd.member_epoch < 0:
+                    epoch[cmd.client], owned[cmd.client] = 0, ()
+                else:
+                    epoch[cmd.client] = resp.member_epoch
+                    if resp.assignment is not None:
+                        owned[cmd.client] = resp.assignment
+            state = model.deliver(state, r)
+
+    while len(out) < n_steps:
+        c = rng.choice(clients)
+        roll = rng.random()
+        if epoch[c] == 0:
+            run(
+                ConsumerGroupHeartbeat(
+                    client=c,
+                    member_id=f"{c}-1",
+                    member_epoch=0,
+                    rebalance_timeout_ms=5_000,
+                    subscribed_topic_names=("t",),
+                    topic_partitions=(),
+                    version=1,
+                )
+            )
+        elif roll < 0.80:
+            run(
+                ConsumerGroupHeartbeat(
+                    client=c,
+                    member_id=f"{c}-1",
+                    member_epoch=epoch[c],
+                    topic_partitions=owned[c],
+                    version=1,
+                )
+            )
+        elif roll < 0.85:
+            run(ConsumerGroupDescribe(client=c, version=1))
+        elif roll < 0.87:
+            run(ConsumerGroupHeartbeat(client=c, member_id=f"{c}-1", member_epoch=-1, version=1))
+        elif roll < 0.995:
+            run(Tick(ms=rng.choice([5, 20, 100, 400])))
+        else:
+            run(Tick(ms=rng.choice([4_000, 8_000])))  # long pause: sessions expire
+    return out
+
+
+def _check(model: Any, history: list[Any]) -> tuple[float, float, list[int]]:
+    checker = Checker(model, CheckerConfig())
+    sizes: list[int] = []
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    for event in history:
+        if checker.feed(event) is not None:
+            raise RuntimeError(f"the model diverged from its own history: {checker.divergence}")
+        sizes.append(len(checker.states))
+    return time.process_time() - cpu_start, time.perf_counter() - start, sizes
+
+
+def _consumer(quick: bool, seed: int) -> dict[str, Any]:
+    from kgc.model.consumer_group import ConsumerGroupConfig, ConsumerGroupModel
+
+    model = ConsumerGroupModel(
+        ConsumerGroupConfig(
+            topics=(("t", CONSUMER_PARTITIONS),),
+            session_timeout_ms=3_000,
+            heartbeat_interval_ms=500,
+        )
+    )
+    n_commands = 1_000 if quick else 5_000
+    commands = _consumer_commands(model, n_commands, random.Random(seed))
+    history = generate(model, commands).events  # type: ignore[arg-type]
+    print(f"bench model: checking {len(history)} consumer-group events", file=sys.stderr)
+    cpu, wall, sizes = _check(model, history)
+    return {
+        "consumer_members": CONSUMERS,
+        "consumer_commands": len(commands),
+        "consumer_steps": len(history),
+        "consumer_check_cpu_s": round(cpu, 3),
+        "consumer_steps_per_s": round(len(history) / cpu, 1),
+        "consumer_states_max": max(sizes),
+        "consumer_states_mean": round(sum(sizes) / len(sizes), 3),
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     quick = bool(getattr(args, "quick", False))
     n_commands = 3_000 if quick else 20_000
@@ -165,16 +280,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     commands = _policy_commands(model, n_commands, rng)
     history = generate(model, commands).events
     print(f"bench model: checking {len(history)} events", file=sys.stderr)
-    checker = Checker(model, CheckerConfig())
-    sizes: list[int] = []
-    start = time.perf_counter()
-    cpu_start = time.process_time()
-    for event in history:
-        if checker.feed(event) is not None:
-            raise RuntimeError(f"the model diverged from its own history: {checker.divergence}")
-        sizes.append(len(checker.states))
-    cpu = time.process_time() - cpu_start
-    elapsed = time.perf_counter() - start
+    cpu, elapsed, sizes = _check(model, history)
+    consumer = _consumer(quick, seed)
     return {
         "profile": config.profile.name,
         "seed": seed,
@@ -193,4 +300,5 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # the machine is shared: the 1-minute load average says how contended the run was
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "cpus": os.cpu_count(),
+        **consumer,
     }
