@@ -228,10 +228,15 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
     ]
     if args.record is not None:
         lines.append(f"  recorded     {len(result.recorded)} traces into {args.record}")
-    for api, why in sorted((result.target.get("unsupported_requests") or {}).items()):
+    unsupported = result.target.get("unsupported_requests") or {}
+    if args.protocol == "consumer":
+        unsupported = {}
+    for api, why in sorted(unsupported.items()):
         lost = sum(1 for cell in cov["unsupported"] if f" × {api} × " in cell)
         lines.append(f"  unsupported  {api}: {why}; its {lost} cells are not counted")
     versions = result.target.get("request_versions") or {}
+    if args.protocol == "consumer":  # the classic APIs were negotiated but not sent
+        versions = {k: v for k, v in versions.items() if k.startswith("ConsumerGroup")}
     if versions:
         sent = ", ".join(f"{api} v{'/'.join(map(str, vs))}" for api, vs in sorted(versions.items()))
         lines.append(f"  versions     {sent}")
