@@ -60,7 +60,10 @@ __all__ = [
     "encode_consumer_subscription",
 ]
 
-LIBRARIES = ("kafka-python", "confluent-kafka")
+# "confluent-kafka-848": librdkafka with ``group.protocol=consumer`` (KIP-848; GA in librdkafka
+# 2.12): the coordinator assigns (``group.remote.assignor``), the client only heartbeats and
+# reconciles.
+LIBRARIES = ("kafka-python", "confluent-kafka", "confluent-kafka-848")
 STDERR_TAIL_LINES = 60  # kept per consumer for failure messages
 DROPPED_JOIN_S = 1.0  # a kafka-python join nothing awaits for this long is reported as an error
 ASSIGNOR_PROTOCOL = {
@@ -73,6 +76,7 @@ ASSIGNOR_PROTOCOL = {
 SUPPORTED = {
     "kafka-python": {"range", "roundrobin", "sticky", "cooperative-sticky"},
     "confluent-kafka": {"range", "roundrobin", "cooperative-sticky"},
+    "confluent-kafka-848": {"uniform", "range"},  # the broker's assignors (server side)
 }
 
 
@@ -266,21 +270,29 @@ def _run_kafka_python(cfg: Mapping[str, Any], stop: threading.Event) -> None:
 def _run_confluent(cfg: Mapping[str, Any], stop: threading.Event) -> None:
     from confluent_kafka import Consumer
 
-    consumer = Consumer(
-        {
-            "bootstrap.servers": cfg["bootstrap"],
-            "group.id": cfg["group_id"],
-            "client.id": cfg["client_id"],
-            "partition.assignment.strategy": cfg["assignor"],
-            "session.timeout.ms": cfg["session_timeout_ms"],
-            "heartbeat.interval.ms": cfg["heartbeat_interval_ms"],
-            "max.poll.interval.ms": cfg["max_poll_interval_ms"],
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "topic.metadata.refresh.interval.ms": 1000,
-            "log_level": 3,
-        }
-    )
+    settings: dict[str, Any] = {
+        "bootstrap.servers": cfg["bootstrap"],
+        "group.id": cfg["group_id"],
+        "client.id": cfg["client_id"],
+        "max.poll.interval.ms": cfg["max_poll_interval_ms"],
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "topic.metadata.refresh.interval.ms": 1000,
+        "log_level": 3,
+    }
+    if cfg["lib"] == "confluent-kafka-848":
+        # the session and heartbeat interval are the broker's (group.consumer.*): librdkafka
+        # refuses session.timeout.ms, heartbeat.interval.ms and partition.assignment.strategy here
+        settings.update({"group.protocol": "consumer", "group.remote.assignor": cfg["assignor"]})
+    else:
+        settings.update(
+            {
+                "partition.assignment.strategy": cfg["assignor"],
+                "session.timeout.ms": cfg["session_timeout_ms"],
+                "heartbeat.interval.ms": cfg["heartbeat_interval_ms"],
+            }
+        )
+    consumer = Consumer(settings)
     owned: set[tuple[str, int]] = set()
 
     def meta() -> dict[str, Any]:
@@ -381,6 +393,30 @@ class GroupSnapshot:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupSnapshot:
+    """One ConsumerGroupDescribe answer (KIP-848), decoded; partitions as (topic, partition)."""
+
+    t: float
+    error: int
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: Mapping[str, str]  # member id -> client id
+    subscriptions: Mapping[str, tuple[str, ...]]
+    assigned: Mapping[str, frozenset[tuple[str, int]]]
+    target: Mapping[str, frozenset[tuple[str, int]]]
+
+    def key(self) -> tuple[Any, ...]:
+        return (
+            self.state,
+            self.assignment_epoch,
+            tuple(sorted(self.members.items())),
+            tuple(sorted((m, tuple(sorted(t))) for m, t in self.target.items())),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Verification:
     """What :meth:`RealGroup.verify` found: empty ``problems`` means every check passed."""
 
@@ -428,6 +464,7 @@ class RealGroup:
         self.subscriptions: dict[str, tuple[str, ...]] = {}
         self.snapshots: list[GroupSnapshot] = []
         self.settled: list[tuple[GroupSnapshot, frozenset[str]]] = []
+        self.consumer_settled: list[ConsumerGroupSnapshot] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._describe_lock = threading.Lock()
@@ -575,6 +612,122 @@ class RealGroup:
                 str(m.member_id): decode_member_assignment(m.member_assignment) for m in g.members
             },
         )
+
+    def describe_consumer_group(self) -> ConsumerGroupSnapshot:
+        """The coordinator's view of a KIP-848 consumer group (ConsumerGroupDescribe)."""
+        from kgc.conformance.client import consumer_group_describe
+
+        with self._describe_lock:
+            if self._group_client is None:
+                self._group_client = self.cluster.group(self.group_id)
+            conn = self._group_client.member("describer")
+            resp = self.cluster._request(conn, consumer_group_describe(conn, [self.group_id]))
+        names = {tid: name for name, tid in self.cluster.topic_ids(list(self.topics)).items()}
+
+        def tps(assignment: Any) -> frozenset[tuple[str, int]]:
+            return frozenset(
+                (names.get(t.topic_id, f"unknown-topic-{t.topic_id}"), p)
+                for t in assignment.topic_partitions
+                for p in t.partitions
+            )
+
+        (g,) = resp.groups
+        return ConsumerGroupSnapshot(
+            t=time.monotonic(),
+            error=int(g.error_code),
+            state=str(g.group_state),
+            group_epoch=int(g.group_epoch),
+            assignment_epoch=int(g.assignment_epoch),
+            assignor=str(g.assignor_name),
+            members={str(m.member_id): str(m.client_id) for m in g.members},
+            subscriptions={
+                str(m.member_id): tuple(sorted(m.subscribed_topic_names or ())) for m in g.members
+            },
+            assigned={str(m.member_id): tps(m.assignment) for m in g.members},
+            target={str(m.member_id): tps(m.target_assignment) for m in g.members},
+        )
+
+    def wait_consumer_group_settled(
+        self, expected: Iterable[str] | None = None, timeout_s: float = 60
+    ) -> ConsumerGroupSnapshot:
+        """KIP-848: wait until ConsumerGroupDescribe says Stable with exactly the ``expected``
+        consumers (default: every running one), every subscribed partition in the target, each
+        member owning its target, and each consumer reporting that it owns just that — twice in a
+        row. Raises ``AssertionError`` describing the last state otherwise."""
+        want = frozenset(self.live() if expected is None else expected)
+        want_clients = {self.consumers[n].client_id: n for n in want}
+        total = sum(self.topics.values())
+        deadline = time.monotonic() + timeout_s
+        last: ConsumerGroupSnapshot | None = None
+        why = "no answer yet"
+        while time.monotonic() < deadline:
+            for c in self.consumers.values():
+                if c.errors():
+                    raise AssertionError(f"consumer {c.name} failed: {c.errors()[0]}")
+            try:
+                snap = self.describe_consumer_group()
+            except Exception as exc:
+                why = f"ConsumerGroupDescribe failed: {exc}"
+                time.sleep(0.2)
+                continue
+            by_client = {client: m for m, client in snap.members.items()}
+            if snap.state != "Stable":
+                why = f"state {snap.state}"
+            elif set(by_client) != set(want_clients):
+                why = f"members {sorted(by_client)} != {sorted(want_clients)}"
+            elif sum(len(t) for t in snap.target.values()) != total:
+                why = "not every partition is in the target"
+            elif any(snap.assigned[m] != snap.target[m] for m in snap.members):
+                why = "a member does not own its target yet"
+            elif any(
+                self.consumers[want_clients[c]].owned() != snap.assigned[m]
+                for c, m in by_client.items()
+            ):
+                why = "a consumer does not report owning what the coordinator assigned it"
+            else:
+                if last is not None and last.key() == snap.key():
+                    with self._lock:
+                        self.consumer_settled.append(snap)
+                    return snap
+                last = snap
+                time.sleep(0.15)
+                continue
+            last = None
+            time.sleep(0.15)
+        raise AssertionError(
+            f"consumer group {self.group_id} did not settle with {sorted(want)} in {timeout_s} s: "
+            f"{why}\n" + self.diagnose(sorted(self.consumers))
+        )
+
+    def verify_consumer_group(self) -> Verification:
+        """Z3 on what a KIP-848 group showed: every settled target keeps its assignor's promises
+        (``check_generation``: one owner, only subscribers, balance), and the consumers' own
+        ownership intervals never overlap for a partition (``check_ownership_timeline``)."""
+        from kgc.properties.assignment_z3 import check_generation, check_ownership_timeline
+
+        problems: list[str] = []
+        checks: list[str] = []
+        for snap in self.consumer_settled:
+            assignor = "server-range" if snap.assignor == "range" else snap.assignor
+            result = check_generation(
+                dict(snap.subscriptions),
+                {m: sorted(t) for m, t in snap.target.items()},
+                partitions_per_topic=self.topics,
+                generation_id=snap.assignment_epoch,
+                assignor=assignor,
+                check_handoff=False,
+            )
+            checks.append(f"target at epoch {snap.assignment_epoch}: {result.verdict.value}")
+            if str(result.verdict) not in ("PASS", "Verdict.PASS"):
+                problems.append(f"target at epoch {snap.assignment_epoch}: {result}")
+        timeline = check_ownership_timeline(self.intervals())
+        checks.append(f"ownership timeline: {timeline.verdict.value}")
+        if str(timeline.verdict) not in ("PASS", "Verdict.PASS"):
+            problems.append(f"ownership timeline: {timeline}")
+        return Verification(
+            generations=len(self.consumer_settled), checks=tuple(checks),
+            problems=tuple(problems), notes=(),
+        )  # fmt: skip
 
     def _sample(self) -> None:
         last: tuple[Any, ...] | None = None
