@@ -132,7 +132,20 @@ def consumer_manifest(
     versions = (description.get("request_versions") or {}).get("ConsumerGroupHeartbeat")
     if versions:
         config["max_version"] = max(int(v) for v in versions)
+    # a new group's first epoch: 0 before 4.3.0, 1 from 4.3.0 (``ModernGroup``'s constructor,
+    # read in the kafka-group-coordinator jars of 4.0.2, 4.1.2, 4.2.1, 4.3.0 and 4.3.1); a broker
+    # of unknown version is held to the newest rule
+    release = _release(str(description.get("version") or ""))
+    if release is not None and release < (4, 3):
+        config["initial_group_epoch"] = 0
     return {"name": "ConsumerGroupModel", "profile": _profile_name(description), "config": config}
+
+
+def _release(version: str) -> tuple[int, int] | None:
+    parts = version.split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return None
+    return int(parts[0]), int(parts[1])
 
 
 def build_consumer(model: dict[str, Any], group_id: str) -> ConsumerGroupModel:

@@ -111,8 +111,8 @@ class ConsumerGroupConfig:
     max_size: int = 2**31 - 1  # group.consumer.max.size
     assignors: tuple[str, ...] = ("uniform", "range")  # group.consumer.assignors; first = default
     max_version: int = 1  # ConsumerGroupHeartbeat/ConsumerGroupDescribe versions: 0..max_version
-    # a new group's epoch before its first bump: 1 in 4.3.1 (``ModernGroup``'s constructor sets
-    # it), 0 in the 4.0 line's first sources
+    # a new group's epoch before its first bump: 1 from 4.3.0 (``ModernGroup``'s constructor sets
+    # it), 0 in 4.0-4.2 (``engine/registry.py`` picks it by release)
     initial_group_epoch: int = 1
     reorder_window_ms: float = 0.0  # see ClassicGroupModel
 
