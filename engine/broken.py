@@ -209,14 +209,14 @@ def _consumer_epoch_not_bumped() -> Callable[[], None]:
 def _consumer_fenced_epoch_accepted() -> Callable[[], None]:
     from kgc.model import consumer_group
 
-    return _patched(consumer_group, "member_epoch_valid", lambda member, epoch, owned: True)
+    return _patched(consumer_group, "member_epoch_valid", lambda *args: True)
 
 
 def _consumer_wrong_assignor() -> Callable[[], None]:
     from kgc.model import consumer_group
 
     def uniform_targets(partitions: Any, subscriptions: Any, previous: Any) -> Any:
-        return consumer_group.range_targets(partitions, subscriptions)
+        return consumer_group.range_targets(partitions, subscriptions)  # not sticky
 
     return _patched(consumer_group, "uniform_targets", uniform_targets)
 

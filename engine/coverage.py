@@ -147,6 +147,8 @@ CONSUMER_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
         "UNKNOWN_MEMBER_ID",
         "FENCED_MEMBER_EPOCH",
         "GROUP_MAX_SIZE_REACHED",
+        "UNRELEASED_INSTANCE_ID",
+        "FENCED_INSTANCE_ID",
     ),
     "ConsumerGroupDescribe": ("NONE", "GROUP_ID_NOT_FOUND"),
 }
@@ -157,8 +159,14 @@ _CONSUMER_IMPOSSIBLE: dict[Cell, str] = {
     ("Dead", "ConsumerGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "a missing group has no "
     "members, and group.consumer.max.size is at least 1",
     ("Dead", "ConsumerGroupDescribe", "NONE"): _NO_GROUP,
+    ("Dead", "ConsumerGroupHeartbeat", "UNRELEASED_INSTANCE_ID"): _NO_GROUP,
+    ("Dead", "ConsumerGroupHeartbeat", "FENCED_INSTANCE_ID"): _NO_GROUP,
     ("Empty", "ConsumerGroupHeartbeat", "FENCED_MEMBER_EPOCH"): "an Empty group has no member "
     "whose epoch could be wrong: UNKNOWN_MEMBER_ID",
+    ("Empty", "ConsumerGroupHeartbeat", "UNRELEASED_INSTANCE_ID"): "an Empty group has no "
+    "member holding an instance id",
+    ("Empty", "ConsumerGroupHeartbeat", "FENCED_INSTANCE_ID"): "an Empty group has no member "
+    "holding an instance id: UNKNOWN_MEMBER_ID",
     **{
         (state, request, "GROUP_ID_NOT_FOUND"): "the group exists"
         for state in ("Empty", "Assigning", "Reconciling", "Stable")
@@ -173,8 +181,7 @@ CONSUMER_NEEDS_SETUP: dict[Cell, str] = {
 
 
 def consumer_universe() -> list[Cell]:
-    """The cells a KIP-848 consumer group can reach by Kafka's rules (static membership, the
-    source of FENCED_INSTANCE_ID and UNRELEASED_INSTANCE_ID, is not modelled yet)."""
+    """The cells a KIP-848 consumer group can reach by Kafka's rules."""
     return [
         (state, request, error)
         for state in CONSUMER_GROUP_STATES

@@ -39,22 +39,34 @@ KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
    the assignment (assigned partitions, not those pending revocation) when the epoch was 0, the
    request was full (rebalance timeout, subscription and owned partitions all set) or the
    assigned partitions changed.
-8. **Describe** (``ConsumerGroup.asDescribedGroup``; state from ``maybeUpdateGroupState``):
+8. **Deletion**: an Empty group (no committed offsets: the suite commits none) may be deleted at
+   any moment by the periodic cleanup (``GroupCoordinatorShard.cleanupGroupMetadata`` →
+   ``maybeDeleteGroup``; every ``offsets.retention.check.interval.ms``, at a phase clients cannot
+   know; seen on 4.3.1: a leave after every session expired answered ``GROUP_ID_NOT_FOUND``).
+   A group made anew starts from its first epoch again.
+9. **Describe** (``ConsumerGroup.asDescribedGroup``; state from ``maybeUpdateGroupState``):
    ``Empty`` with no members, ``Assigning`` while the group epoch is ahead of the assignment
    epoch, ``Reconciling`` while a member is not ``STABLE`` at the assignment epoch, else
    ``Stable``. A member's ``Assignment`` is its assigned plus pending-revocation partitions.
+10. **Static membership** (``getOrMaybeSubscribeStaticConsumerGroupMember``,
+   ``consumerGroupLeave``): a join with an ``InstanceId`` held by a member still in the group is
+   ``UNRELEASED_INSTANCE_ID``, unless that member left with epoch -2: then the new member id takes
+   its place (``replaceMember``: same assignment and target, epoch 0, no group-epoch bump). A
+   heartbeat with an unknown instance is ``UNKNOWN_MEMBER_ID``, with another member's instance
+   ``FENCED_INSTANCE_ID``. Epoch -2 keeps the member at epoch -2 with its partitions until it
+   rejoins or its session runs out; -1 with an instance id removes it.
 
 Nondeterminism kept open: the ``uniform`` assignor iterates Java ``HashMap``/``Set.of`` collections
 (members; partitions of an old assignment) whose order the model cannot know, so the model allows
 every assignment that keeps the assignor's promises (``UniformHomogeneousAssignmentBuilder``): all
 subscribed partitions assigned, member loads differing by at most one, each member keeping as
 many of its previous target partitions as its new load allows, and as many kept in all as any
-balanced assignment keeps. The server ``range`` assignor is
-deterministic (members sorted) and is run as ported in ``assignors.py``.
+balanced assignment keeps. The server ``range`` assignor is deterministic (static members first
+by instance id, then member ids: ``RangeAssignor.sortMemberIds``) and is run as ported in
+``assignors.py``.
 
-Not modelled yet: static membership (``InstanceId``), regular-expression subscriptions, offset
-commits with member epochs, online migration from and to classic groups. A command using them is
-refused with a ``ValueError`` naming the gap, never answered wrongly.
+Not modelled yet: regular-expression subscriptions, offset commits with member epochs, online
+migration from and to classic groups (the suite sends none of them).
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -80,12 +92,14 @@ from kgc.model.commands import (
     TopicPartition,
 )
 from kgc.model.errors import (
+    FENCED_INSTANCE_ID,
     FENCED_MEMBER_EPOCH,
     GROUP_ID_NOT_FOUND,
     GROUP_MAX_SIZE_REACHED,
     INVALID_REQUEST,
     NONE,
     UNKNOWN_MEMBER_ID,
+    UNRELEASED_INSTANCE_ID,
     UNSUPPORTED_ASSIGNOR,
 )
 
@@ -114,6 +128,14 @@ class ConsumerGroupConfig:
     # a new group's epoch before its first bump: 1 from 4.3.0 (``ModernGroup``'s constructor sets
     # it), 0 in 4.0-4.2 (``engine/registry.py`` picks it by release)
     initial_group_epoch: int = 1
+    # epoch 0 from a member the group knows is a rejoin (KIP-848's fenced-member recovery) from
+    # 4.2.0; 4.0 and 4.1 check it like any lower epoch (``throwIfConsumerGroupMemberEpochIsInvalid``
+    # in the 4.0.2 and 4.1.2 jars has no early return for 0; found by the suite on 4.0.2)
+    epoch_zero_rejoins: bool = True
+    # an Empty group with no committed offsets is deleted by the coordinator's periodic cleanup
+    # (``GroupCoordinatorShard.cleanupGroupMetadata`` every ``offsets.retention.check.interval.ms``,
+    # 10 minutes by default, at a phase a client cannot know): at any moment it may be gone
+    empty_group_may_vanish: bool = True
     reorder_window_ms: float = 0.0  # see ClassicGroupModel
 
     def partitions(self) -> dict[str, int]:
@@ -123,6 +145,7 @@ class ConsumerGroupConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Member:
     member_id: str
+    instance_id: str | None = None
     member_epoch: int = 0
     previous_member_epoch: int = 0
     state: str = STABLE
@@ -161,6 +184,12 @@ class ConsumerGroupState:
     def member(self, member_id: str) -> Member | None:
         for m in self.members:
             if m.member_id == member_id:
+                return m
+        return None
+
+    def static_member(self, instance_id: str) -> Member | None:
+        for m in self.members:
+            if m.instance_id == instance_id:
                 return m
         return None
 
@@ -238,9 +267,17 @@ def uniform_targets(
 
 
 def range_targets(
-    partitions: Mapping[str, int], subscriptions: Mapping[str, tuple[str, ...]]
+    partitions: Mapping[str, int],
+    subscriptions: Mapping[str, tuple[str, ...]],
+    instance_ids: Mapping[str, str | None] | None = None,
 ) -> list[dict[str, frozenset[TP]]]:
-    subs = {m: Subscription(topics=tuple(t)) for m, t in subscriptions.items()}
+    """The server ``range`` assignor: members in ``sortMemberIds`` order, static members first by
+    instance id (``RangeAssignor.sortMemberIds``)."""
+    ids = instance_ids or {}
+    subs = {
+        m: Subscription(topics=tuple(t), group_instance_id=ids.get(m))
+        for m, t in subscriptions.items()
+    }
     result = server_range_assign(partitions, subs)
     return [{m: frozenset(TP(tp.topic, tp.partition) for tp in result.get(m, ())) for m in subs}]
 
@@ -300,6 +337,15 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         return list(dict.fromkeys(out))
 
     def advance(
+        self, state: ConsumerGroupState, *, must_until: float, may_until: float
+    ) -> list[ConsumerGroupState]:
+        out = self._advance_timers(state, must_until=must_until, may_until=may_until)
+        if not self.config.empty_group_may_vanish:
+            return out
+        gone = [_deleted(s) for s in out if s.exists and not s.members]
+        return list(dict.fromkeys(out + gone)) if gone else out
+
+    def _advance_timers(
         self, state: ConsumerGroupState, *, must_until: float, may_until: float
     ) -> list[ConsumerGroupState]:
         first = self.next_timer(state)
@@ -397,6 +443,7 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
             members=tuple(
                 ConsumerMember(
                     member_id=m.member_id,
+                    instance_id=m.instance_id,
                     member_epoch=m.member_epoch,
                     subscribed_topic_names=tuple(sorted(m.subscribed_topic_names)),
                     assignment=_wire(m.assigned | m.pending_revocation),
@@ -424,8 +471,10 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
 
     def _invalid(self, c: ConsumerGroupHeartbeat) -> str | None:
         """Rule 1; the error name, or None for a valid request."""
-        if c.instance_id is not None or c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise ValueError("static membership (InstanceId) is not modelled yet")
+        if c.instance_id == "":
+            return INVALID_REQUEST
+        if c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and c.instance_id is None:
+            return INVALID_REQUEST
         if (c.version >= 1 or c.member_epoch > 0 or c.member_epoch == -1) and not c.member_id:
             return INVALID_REQUEST
         if not c.member_id:
@@ -449,29 +498,51 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         invalid = self._invalid(c)
         if invalid is not None:
             return [(s, self._error(invalid))]
-        if c.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            if not s.exists:
-                return [(s, self._error(GROUP_ID_NOT_FOUND))]
-            if s.member(c.member_id) is None:
-                return [(s, self._error(UNKNOWN_MEMBER_ID))]
-            answer = ConsumerGroupHeartbeatResponse(
-                error=NONE, member_id=c.member_id, member_epoch=c.member_epoch
-            )
-            return [(self._remove(s, c.member_id), answer)]
+        if c.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            return [self._leave(s, c)]
         joining = c.member_epoch == 0
         if not s.exists and not joining:
             return [(s, self._error(GROUP_ID_NOT_FOUND))]
-        old = s.member(c.member_id)
-        if len(s.members) >= self.config.max_size and old is None:
+        if len(s.members) >= self.config.max_size and s.member(c.member_id) is None:
             return [(s, self._error(GROUP_MAX_SIZE_REACHED))]
-        if old is None:
-            if not joining:
-                return [(s, self._error(UNKNOWN_MEMBER_ID))]
-            old = Member(member_id=c.member_id)
         owned = _owned(c)
-        if not member_epoch_valid(old, c.member_epoch, owned):
-            return [(s, self._error(FENCED_MEMBER_EPOCH))]
+        if c.instance_id is None:
+            old = s.member(c.member_id)
+            if old is None:
+                if not joining:
+                    return [(s, self._error(UNKNOWN_MEMBER_ID))]
+                old = Member(member_id=c.member_id)
+            if not member_epoch_valid(old, c.member_epoch, owned, self.config.epoch_zero_rejoins):
+                return [(s, self._error(FENCED_MEMBER_EPOCH))]
+        else:  # getOrMaybeSubscribeStaticConsumerGroupMember
+            static = s.static_member(c.instance_id)
+            if joining and static is None:
+                old = s.member(c.member_id) or Member(member_id=c.member_id)
+            elif joining:
+                assert static is not None
+                if static.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    return [(s, self._error(UNRELEASED_INSTANCE_ID))]
+                # replaceMember: the same member under the new id, epoch 0, its target kept
+                old = replace(
+                    static, member_id=c.member_id, member_epoch=0, previous_member_epoch=0
+                )
+                target = s.target_of(static.member_id)
+                s = _drop_member(s, static.member_id)
+                s = replace(s, target=tuple(sorted(s.target + ((c.member_id, target),))))
+                s = _put_member(s, old)
+            else:
+                if static is None:
+                    return [(s, self._error(UNKNOWN_MEMBER_ID))]
+                if static.member_id != c.member_id:
+                    return [(s, self._error(FENCED_INSTANCE_ID))]
+                old = static
+                if not member_epoch_valid(
+                    old, c.member_epoch, owned, self.config.epoch_zero_rejoins
+                ):
+                    return [(s, self._error(FENCED_MEMBER_EPOCH))]
         updated = old
+        if c.instance_id is not None:
+            updated = replace(updated, instance_id=c.instance_id)
         if c.rebalance_timeout_ms != -1:
             updated = replace(updated, rebalance_timeout_ms=c.rebalance_timeout_ms)
         if c.server_assignor is not None:
@@ -522,6 +593,40 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
             out.append((s2, answer))
         return out
 
+    def _leave(
+        self, s: ConsumerGroupState, c: ConsumerGroupHeartbeat
+    ) -> tuple[ConsumerGroupState, Response]:
+        """Rule 5, ``consumerGroupLeave``: -1 removes the member (by instance id if given); -2 is
+        a static member's temporary leave: it stays, at epoch -2, with its assigned partitions
+        and without those pending revocation (``consumerGroupStaticMemberGroupLeave``), until it
+        rejoins under a new id or its session runs out."""
+        if not s.exists:
+            return s, self._error(GROUP_ID_NOT_FOUND)
+        if c.instance_id is None:
+            if s.member(c.member_id) is None:
+                return s, self._error(UNKNOWN_MEMBER_ID)
+            answer = ConsumerGroupHeartbeatResponse(
+                error=NONE, member_id=c.member_id, member_epoch=c.member_epoch
+            )
+            return self._remove(s, c.member_id), answer
+        static = s.static_member(c.instance_id)
+        if static is None:
+            return s, self._error(UNKNOWN_MEMBER_ID)
+        if static.member_id != c.member_id:
+            return s, self._error(FENCED_INSTANCE_ID)
+        if c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            left = replace(
+                static, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=frozenset()
+            )
+            answer = ConsumerGroupHeartbeatResponse(
+                error=NONE, member_id=static.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH
+            )
+            return _put_member(s, left), answer
+        answer = ConsumerGroupHeartbeatResponse(
+            error=NONE, member_id=c.member_id, member_epoch=c.member_epoch
+        )
+        return self._remove(s, static.member_id), answer
+
     def _maybe_update_target(self, s: ConsumerGroupState) -> list[ConsumerGroupState]:
         """Rule 3: every target the assignor may compute when the group epoch moved ahead."""
         if s.assignment_epoch >= s.group_epoch:
@@ -531,7 +636,8 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         targets: list[dict[str, frozenset[TP]]] = []
         for assignor in self._preferred_assignors(s):
             if assignor == "range":
-                targets += range_targets(partitions, subscriptions)
+                instance_ids = {m.member_id: m.instance_id for m in s.members}
+                targets += range_targets(partitions, subscriptions, instance_ids)
             else:
                 targets += uniform_targets(partitions, subscriptions, dict(s.target))
         return [
@@ -609,11 +715,14 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         return fence_member(s, member_id)
 
 
-def member_epoch_valid(member: Member, epoch: int, owned: frozenset[TP] | None) -> bool:
-    """Rule 2, ``throwIfConsumerGroupMemberEpochIsInvalid``: 0 (re)joins; a greater epoch is
-    fenced; a smaller one only passes as the member's previous epoch with owned partitions
-    that are a subset of its assigned ones (the answer with the bump may have been lost)."""
-    if epoch == 0:
+def member_epoch_valid(
+    member: Member, epoch: int, owned: frozenset[TP] | None, zero_rejoins: bool = True
+) -> bool:
+    """Rule 2, ``throwIfConsumerGroupMemberEpochIsInvalid``: 0 (re)joins (from 4.2; before, 0 is
+    checked like any lower epoch); a greater epoch is fenced; a smaller one only passes as the
+    member's previous epoch with owned partitions that are a subset of its assigned ones (the
+    answer with the bump may have been lost)."""
+    if epoch == 0 and zero_rejoins:
         return True
     if epoch > member.member_epoch:
         return False
@@ -662,6 +771,22 @@ def _with_epoch(
         state=state,
         assigned=assigned,
         pending_revocation=pending,
+    )
+
+
+def _deleted(s: ConsumerGroupState) -> ConsumerGroupState:
+    """The group after ``maybeDeleteGroup``: gone; only what is in flight to clients stays."""
+    return ConsumerGroupState(outbox=s.outbox, now_ms=s.now_ms, deferred=s.deferred)
+
+
+def _drop_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
+    """Remove a member, its target and timers, with no epoch bump (``replaceMember``)."""
+    return replace(
+        s,
+        members=tuple(m for m in s.members if m.member_id != member_id),
+        target=tuple((m, t) for m, t in s.target if m != member_id),
+        session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
+        rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
     )
 
 

@@ -20,8 +20,9 @@ Invariants on the target's own answers, no model involved:
   fences it then: ``scheduleConsumerGroupRebalanceTimeout``). Send times make both ends no later
   than the coordinator's own deadlines. Z3 checks the intervals
   (``assignment_z3.check_ownership_timeline``) when the example ends.
-* A member's epoch never goes backwards while it stays in the group; nor do the group epoch and
-  the assignment epoch that ConsumerGroupDescribe shows.
+* A member's epoch never goes backwards while it stays in the group (a rejoin may meet a group
+  made anew: an Empty group can be deleted at any time), and no described assignment epoch is
+  ahead of its group epoch.
 * Every target assignment a ConsumerGroupDescribe shows (once the assignment epoch has caught up
   with the group epoch) keeps its assignor's promises, checked with Z3
   (``assignment_z3.check_generation``): every partition of the subscribed topics has exactly one
@@ -36,6 +37,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, precondition, rule
+from kgc.model.assignors import Subscription
 from kgc.model.commands import (
     ConsumerGroupDescribe,
     ConsumerGroupDescribeResponse,
@@ -44,7 +46,7 @@ from kgc.model.commands import (
     Response,
     TopicPartition,
 )
-from kgc.model.errors import FENCED_MEMBER_EPOCH, NONE, UNKNOWN_MEMBER_ID
+from kgc.model.errors import FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
 from kgc.properties.machine import (
     MAX_CLIENTS,
     TOPIC_PARTITIONS,
@@ -73,6 +75,7 @@ class ConsumerView:
 
     client: str
     rebalance_timeout_ms: int
+    instance_id: str | None = None  # a static member (KIP-848 keeps KIP-345's group.instance.id)
     ids: int = 0  # member ids this client has used
     member_id: str = ""
     member_epoch: int = 0  # 0: not in the group (or fenced); the next heartbeat joins
@@ -105,7 +108,6 @@ class ConsumerGroupMachine(EngineMachine):
         self.max_epoch: dict[str, int] = {}  # member id -> highest epoch answered
         self.intervals: list[tuple[str, tuple[str, int], float, float]] = []
         self._open: dict[tuple[str, tuple[str, int]], float] = {}  # (member, tp) -> since
-        self.epochs = (0, 0)  # (group epoch, assignment epoch) last described
         self.last_target: tuple[int, dict[str, list[tuple[str, int]]]] | None = None
 
     def _version(self, api: str, vi: int) -> int:
@@ -124,7 +126,7 @@ class ConsumerGroupMachine(EngineMachine):
             return  # an answer about another (bogus) identity: nothing this consumer keeps
         now = self.target.now_ms()
         self._expire(now)
-        gone = response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) or (
+        gone = response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND) or (
             response.error == NONE and request.member_epoch < 0
         )
         if gone:
@@ -135,8 +137,9 @@ class ConsumerGroupMachine(EngineMachine):
             return
         if response.error != NONE:
             return
-        last = self.max_epoch.get(v.member_id, 0)
-        if response.member_epoch < last and request.member_epoch != 0:
+        # a rejoin (epoch 0) may meet a group made anew after the old one was deleted
+        last = 0 if request.member_epoch == 0 else self.max_epoch.get(v.member_id, 0)
+        if response.member_epoch < last:
             self.failed_check = "epoch-backwards"
             raise InvariantError(
                 f"member {v.member_id}'s epoch went backwards: {response.member_epoch} after "
@@ -159,14 +162,12 @@ class ConsumerGroupMachine(EngineMachine):
             self._own(v.member_id, v.owned, now)
 
     def _learn_described(self, r: ConsumerGroupDescribeResponse) -> None:
-        epochs = (r.group_epoch, r.assignment_epoch)
-        if epochs[0] < self.epochs[0] or epochs[1] < self.epochs[1]:
+        if r.assignment_epoch > r.group_epoch:
             self.failed_check = "epoch-backwards"
             raise InvariantError(
-                f"group/assignment epoch went backwards: {epochs} after {self.epochs}\n"
-                + self.report()
+                f"the assignment epoch {r.assignment_epoch} is ahead of the group epoch "
+                f"{r.group_epoch}\n" + self.report()
             )
-        self.epochs = epochs
         if r.assignment_epoch != r.group_epoch or not r.members:
             return
         from kgc.properties.assignment_z3 import check_generation
@@ -180,7 +181,12 @@ class ConsumerGroupMachine(EngineMachine):
         if self.last_target is None or self.last_target[0] != r.assignment_epoch:
             self.last_target = (r.assignment_epoch, target)
             result = check_generation(
-                {m.member_id: list(m.subscribed_topic_names) for m in r.members},
+                {
+                    m.member_id: Subscription(
+                        topics=m.subscribed_topic_names, group_instance_id=m.instance_id
+                    )
+                    for m in r.members
+                },
                 target,
                 previous,
                 partitions_per_topic={self.topic: TOPIC_PARTITIONS},
@@ -267,6 +273,8 @@ class ConsumerGroupMachine(EngineMachine):
             fields = {"topic_partitions": v.owned}
         elif owned == "stale":
             fields = {"topic_partitions": v.reported if v.reported is not None else v.owned}
+        if v.instance_id is not None:
+            fields.setdefault("instance_id", v.instance_id)
         fields["version"] = self._version("ConsumerGroupHeartbeat", vi)
         fields.update(overrides)
         command = ConsumerGroupHeartbeat(
@@ -282,9 +290,13 @@ class ConsumerGroupMachine(EngineMachine):
         self._run(command)
 
     # ------------------------------------------------------------------ rules
-    def _add_client(self, rebalance: int) -> str:
+    def _add_client(self, rebalance: int, static: bool = False) -> str:
         name = f"c{len(self.views) + 1}"
-        self.views[name] = ConsumerView(client=name, rebalance_timeout_ms=rebalance)
+        self.views[name] = ConsumerView(
+            client=name,
+            rebalance_timeout_ms=rebalance,
+            instance_id=f"{name}-instance" if static else None,
+        )
         return name
 
     @initialize(assignor=st.sampled_from(ASSIGNORS))
@@ -294,18 +306,46 @@ class ConsumerGroupMachine(EngineMachine):
         aim there)."""
         self.assignor = assignor
 
-    @initialize(target=clients, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
-    def first_client(self, rebalance: int) -> str:
-        return self._add_client(rebalance)
+    client_settings = {
+        "rebalance": st.sampled_from(REBALANCE_TIMEOUTS_MS),
+        "static": st.booleans(),
+    }
 
-    @initialize(target=clients, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
-    def second_client(self, rebalance: int) -> str:
-        return self._add_client(rebalance)
+    @initialize(target=clients, **client_settings)
+    def first_client(self, rebalance: int, static: bool) -> str:
+        return self._add_client(rebalance, static)
 
-    @rule(target=clients, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
+    @initialize(target=clients, **client_settings)
+    def second_client(self, rebalance: int, static: bool) -> str:
+        return self._add_client(rebalance, static)
+
+    @rule(target=clients, **client_settings)
     @precondition(lambda self: len(self.views) < MAX_CLIENTS)
-    def new_client(self, rebalance: int) -> str:
-        return self._add_client(rebalance)
+    def new_client(self, rebalance: int, static: bool) -> str:
+        return self._add_client(rebalance, static)
+
+    @rule(client=clients, vi=VERSION_INDEX)
+    def restart(self, client: str, vi: int) -> None:
+        """The consumer process restarts: a new member id, epoch 0. A static member takes its
+        old place if it left with -2 (``UNRELEASED_INSTANCE_ID`` if it did not); a dynamic one
+        is a new member, the old one lingers until its session runs out."""
+        if not self._idle(client):
+            return
+        v = self.views[client]
+        if v.member_id:
+            self._own(v.member_id, (), min(self.target.now_ms(), v.lease_end_ms))
+        v.fresh_id()
+        v.member_epoch, v.owned, v.reported = 0, (), None
+        v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")
+        self._heartbeat(client, vi, epoch=0)
+
+    @rule(client=clients, vi=VERSION_INDEX)
+    def static_leave(self, client: str, vi: int) -> None:
+        """Epoch -2: a static member leaves for a while, keeping its place (and partitions)."""
+        v = self.views[client]
+        if not v.member_id or v.instance_id is None:
+            return
+        self._heartbeat(client, vi, epoch=-2, owned="null")
 
     @rule(client=clients, vi=VERSION_INDEX, owned=st.sampled_from(OWNED_REPORTS))
     def heartbeat(self, client: str, vi: int, owned: str) -> None:
@@ -375,6 +415,14 @@ class ConsumerGroupMachine(EngineMachine):
             self._heartbeat(client, vi, epoch=0, topic_partitions=(tp,))
         elif what == "no-timeout":
             self._heartbeat(client, vi, epoch=0, rebalance_timeout_ms=-1)
+        elif what == "other-instance":  # another client's instance id: FENCED_INSTANCE_ID
+            others = [
+                w.instance_id
+                for w in self.views.values()
+                if w.instance_id and w is not self.views[client]
+            ]
+            if others and self.views[client].member_epoch > 0:
+                self._heartbeat(client, vi, owned="acked", instance_id=others[0])
         elif what == "bad-assignor":
             self._heartbeat(client, vi, epoch=0, server_assignor="kgc-no-such-assignor")
         else:  # v1: the member id is the client's to choose (v0 lets the broker pick one)
