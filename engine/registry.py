@@ -138,6 +138,8 @@ def consumer_manifest(
     release = _release(str(description.get("version") or ""))
     if release is not None and release < (4, 3):
         config["initial_group_epoch"] = 0
+        # ConsumerGroupDescribe shows partitions pending revocation from 4.3.0 (same jars)
+        config["describe_includes_pending_revocation"] = False
     # epoch 0 from a known member: a rejoin from 4.2.0, checked like a lower epoch in 4.0-4.1
     # (``throwIfConsumerGroupMemberEpochIsInvalid``, read in the same jars)
     if release is not None and release < (4, 2):
