@@ -429,6 +429,7 @@ def consumer_workload(
                 f"v{CONSUMER_SPEC_VERSIONS[0]}-{CONSUMER_SPEC_VERSIONS[-1]}"
             )
         versions[api] = both
+    _probe_consumer_protocol(cluster, first, versions["ConsumerGroupHeartbeat"][-1])
     record = consumer_manifest(description, {topic: TOPIC_PARTITIONS})
     build = factory or build_consumer
     return Workload(
@@ -439,6 +440,27 @@ def consumer_workload(
         machine=consumer_machine_for,  # type: ignore[arg-type]
         model_record=record,
     )
+
+
+def _probe_consumer_protocol(cluster: Cluster, node: int, version: int) -> None:
+    """A broker may list ConsumerGroupHeartbeat with the protocol switched off (Kafka 3.7-3.9
+    unless ``group.coordinator.rebalance.protocols`` names ``consumer``): it then answers every
+    one ``UNSUPPORTED_VERSION``. Asked with epoch 1 for a ``kgc-probe-`` group that does not
+    exist, a broker running the protocol answers ``GROUP_ID_NOT_FOUND`` and creates nothing."""
+    from kgc.conformance.client import consumer_group_heartbeat, error_name
+    from kgc.conformance.errors import ProtocolUnsupported
+
+    conn = cluster.connection(node)
+    probe = f"kgc-probe-{secrets.token_hex(4)}"
+    answer = cluster._request(
+        conn, consumer_group_heartbeat(conn, probe, probe, 1, version=version)
+    )
+    if error_name(answer.error_code) == "UNSUPPORTED_VERSION":
+        raise ProtocolUnsupported(
+            "the broker lists ConsumerGroupHeartbeat but answers UNSUPPORTED_VERSION: its KIP-848 "
+            "consumer protocol is switched off (Kafka 3.7-3.9: group.coordinator.rebalance."
+            "protocols=classic,consumer turns it on); check it with --protocol classic"
+        )
 
 
 def replay_on_broker(

@@ -1,8 +1,9 @@
 """The KIP-848 consumer-protocol suite (``kgc check --protocol consumer``) against the session
 broker: on Apache Kafka 4.x every answer must be one the consumer-group model allows, the
 members' own answers must never show a partition with two owners, and every described target must
-keep its assignor's promises (Z3). A broker without the protocol (Kafka 3.9 in ZooKeeper mode, the
-CI's second pass) must be refused before any example with a one-line reason, not a traceback."""
+keep its assignor's promises (Z3). A broker without the protocol (Kafka 3.9, the CI's second pass:
+it lists ConsumerGroupHeartbeat but answers UNSUPPORTED_VERSION while the protocol is off) must be
+refused before any example with a one-line reason, not a traceback."""
 
 from __future__ import annotations
 
@@ -32,14 +33,19 @@ def test_consumer_protocol_suite_agrees_with_the_model(kgc_broker, tmp_path):
                 protocol="consumer",
             )
         return
-    result = run_suite(
-        bootstrap_servers=kgc_broker.bootstrap_servers,
-        description=description_of(kgc_broker),
-        profile="ci",
-        seed=11,
-        traces_dir=tmp_path,
-        protocol="consumer",
-    )
+    try:
+        result = run_suite(
+            bootstrap_servers=kgc_broker.bootstrap_servers,
+            description=description_of(kgc_broker),
+            profile="ci",
+            seed=11,
+            traces_dir=tmp_path,
+            protocol="consumer",
+        )
+    except ProtocolUnsupported as exc:
+        if description_of(kgc_broker).get("version") not in (None, "unknown"):
+            raise  # an Apache Kafka 4.x that kgc started must run the protocol
+        pytest.skip(f"the broker at --kgc-bootstrap-server does not run KIP-848: {exc}")
     assert result.ok, result.message[:4000]
     assert result.examples >= 12 and result.commands > 100
     assert result.assignment_checks >= result.examples  # one ownership timeline per example
