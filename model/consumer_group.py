@@ -566,7 +566,7 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         s = _put_member(s, updated)
         if subscription_changed:
             s = replace(s, group_epoch=s.group_epoch + 1)
-        out = []
+        out: list[tuple[ConsumerGroupState, Response]] = []
         for s1 in self._maybe_update_target(s):
             target_epoch = s1.assignment_epoch
             target = s1.target_of(c.member_id)
