@@ -14,6 +14,10 @@ member does not rejoin: it was out of reach of a 300-example search before ``for
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -22,7 +26,7 @@ from kgc.engine.broken import VARIANTS, broken, real_model
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
-from kgc.properties.machine import DivergenceError, SuiteContext, machine_for
+from kgc.properties.machine import SuiteContext, machine_for
 
 RECORD = {
     "profile": "kafka-4.x",
@@ -69,10 +73,29 @@ def _search(variant: str | None, seed: int) -> SuiteContext:
     return ctx
 
 
+_ROOT = Path(__file__).resolve().parents[2]
+_PROBE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from tests.properties.test_search_reach import _search; "
+    "from kgc.properties.machine import DivergenceError\n"
+    "try:\n    _search(sys.argv[2], seed=1)\nexcept DivergenceError:\n    sys.exit(0)\n"
+    "sys.exit(3)"
+)
+
+
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_quality_search_reaches_each_variant(variant):
-    with pytest.raises(DivergenceError):
-        _search(variant, seed=1)
+    """Run in a fresh interpreter, as ``kgc check --seed`` runs: in a long pytest process the same
+    seeded search has been seen to draw differently after the Spark pipeline tests ran (the
+    cause is not found yet; a fresh process is deterministic)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(_ROOT), variant],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"the search did not reach {variant}:\n{done.stderr[-3000:]}"
 
 
 def test_the_unbroken_model_passes_the_same_search():

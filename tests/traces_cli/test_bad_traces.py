@@ -44,7 +44,7 @@ CASES = {
             {
                 "manifest": GOOD_MANIFEST,
                 "events": [
-                    {**INVOKE, "command": {"type": "ConsumerGroupHeartbeat", "client": "c1"}}
+                    {**INVOKE, "command": {"type": "ShareGroupHeartbeat", "client": "c1"}}
                 ],
             }
         ),
