@@ -33,9 +33,14 @@ lint: $(STAMP)
 # ci_report_check.py is not a test_*.py file: only this step runs it (see its docstring).
 CI_DIR := build/kgc-ci
 CI_VERSIONS := 4.3.1 3.9.2
+# The quality tests (a broken model must be caught by a seeded search) run in a pytest process of
+# their own, as `kgc check --seed` runs: Hypothesis's generation for one seed was seen to drift in
+# a long process after the Spark pipeline tests (the 25th example of seed 1 differs), and the
+# drifted search then missed two classic variants it finds in a fresh process.
 test: lint
 	rm -rf $(CI_DIR)
-	$(PY) -m pytest --kgc-record $(CI_DIR)/corpus
+	$(PY) -m pytest tests/quality
+	$(PY) -m pytest --kgc-record $(CI_DIR)/corpus --ignore=tests/quality
 	$(PY) -m pytest -m broker tests/smoke tests/differential tests/findings/test_consumer_metadata.py \
 	  tests/test_traces.py \
 	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus

@@ -81,7 +81,6 @@ from typing import Any
 
 from kgc.model.assignors import Subscription, server_range_assign
 from kgc.model.assignors import TopicPartition as TP
-from kgc.model.checker import Model
 from kgc.model.commands import (
     ConsumerGroupDescribe,
     ConsumerGroupDescribeResponse,
@@ -103,6 +102,8 @@ from kgc.model.errors import (
     UNRELEASED_INSTANCE_ID,
     UNSUPPORTED_ASSIGNOR,
 )
+from kgc.model.state import Deferred
+from kgc.model.timed import TimedModel, Timer
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -183,7 +184,7 @@ class ConsumerGroupState:
     rebalance_timers: tuple[tuple[str, int, float], ...] = ()  # (member id, epoch, deadline)
     outbox: tuple[Sent, ...] = ()
     now_ms: float = 0.0
-    deferred: tuple[int, Request, float] | None = None  # see ClassicGroupModel.invoke
+    deferred: Deferred | None = None  # held back by the reorder window (``model/timed.py``)
     _hash: int = field(default=0, compare=False, repr=False)
 
     def member(self, member_id: str) -> Member | None:
@@ -213,9 +214,6 @@ class ConsumerGroupState:
         if any(not m.reconciled_to(self.assignment_epoch) for m in self.members):
             return "Reconciling"
         return "Stable"
-
-
-Timer = tuple[float, str, str]
 
 
 # ------------------------------------------------------------------------------ assignments
@@ -290,7 +288,7 @@ def range_targets(
 # -------------------------------------------------------------------------------- the model
 
 
-class ConsumerGroupModel(Model[ConsumerGroupState]):
+class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     """The reference model of one KIP-848 consumer group (``group.protocol=consumer``)."""
 
     def __init__(self, config: ConsumerGroupConfig | None = None) -> None:
@@ -306,9 +304,6 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
     def group_state(self, state: ConsumerGroupState) -> str:
         return state.group_state
 
-    def provisional(self, state: ConsumerGroupState) -> bool:
-        return state.deferred is not None
-
     def outbox(self, state: ConsumerGroupState) -> Mapping[int, tuple[Response, float]]:
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
 
@@ -320,72 +315,20 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
     ) -> Iterable[ConsumerGroupState]:
         return [state]
 
-    def invoke(
-        self, state: ConsumerGroupState, *, request_id: int, command: Request, at_ms: float
-    ) -> list[ConsumerGroupState]:
-        window = self.config.reorder_window_ms
-        d = state.deferred
-        if d is None:
-            out = self.apply(state, request_id, command, at_ms)
-            if window > 0:
-                out.append(replace(state, deferred=(request_id, command, at_ms)))
-            return out
-        base = replace(state, deferred=None)
-        d_id, d_command, d_at = d
-        out = []
-        for s1 in self.apply(base, d_id, d_command, d_at):
-            out.extend(self.invoke(s1, request_id=request_id, command=command, at_ms=at_ms))
-        if at_ms - d_at <= window and command.client != d_command.client:
-            for s1 in self.apply(base, request_id, command, at_ms):
-                for s2 in self.advance(s1, must_until=float("-inf"), may_until=at_ms):
-                    out.extend(self.apply(s2, d_id, d_command, d_at))
-        return list(dict.fromkeys(out))
-
     def advance(
         self, state: ConsumerGroupState, *, must_until: float, may_until: float
     ) -> list[ConsumerGroupState]:
-        out = self._advance_timers(state, must_until=must_until, may_until=may_until)
+        out = super().advance(state, must_until=must_until, may_until=may_until)
         if not self.config.empty_group_may_vanish:
             return out
         gone = [_deleted(s) for s in out if s.exists and not s.members]
         return list(dict.fromkeys(out + gone)) if gone else out
 
-    def _advance_timers(
-        self, state: ConsumerGroupState, *, must_until: float, may_until: float
-    ) -> list[ConsumerGroupState]:
-        first = self.next_timer(state)
-        if first is None or first[0] > max(must_until, may_until):
-            return [state]
-        done: dict[ConsumerGroupState, None] = {}
-        work = [state]
-        while work:
-            s = work.pop()
-            t = self.next_timer(s)
-            if t is None or t[0] > must_until:
-                done[s] = None
-            else:
-                work.extend(self.fire(s, t))
-        if may_until <= must_until:
-            return list(done)
-        result = dict(done)
-        frontier = list(result)
-        while frontier:
-            nxt: list[ConsumerGroupState] = []
-            for s in frontier:
-                t = self.next_timer(s)
-                if t is not None and t[0] <= may_until:
-                    for s2 in self.fire(s, t):
-                        if s2 not in result:
-                            result[s2] = None
-                            nxt.append(s2)
-            frontier = nxt
-        return list(result)
-
     def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
         out = [(t, SESSION, m) for m, t in state.session_deadlines]
         out += [(t, REBALANCE, f"{m}@{e}") for m, e, t in state.rebalance_timers]
         if state.deferred is not None:
-            out.append((state.deferred[2] + self.config.reorder_window_ms, "deferred", ""))
+            out.append((state.deferred.at_ms + self.config.reorder_window_ms, "deferred", ""))
         return sorted(out)
 
     def next_timer(self, state: ConsumerGroupState) -> Timer | None:
@@ -396,9 +339,9 @@ class ConsumerGroupModel(Model[ConsumerGroupState]):
         deadline, kind, key = timer
         s = replace(state, now_ms=max(state.now_ms, deadline))
         if kind == "deferred":
-            assert s.deferred is not None
-            rid, command, at = s.deferred
-            return self.apply(replace(s, deferred=None), rid, command, at)
+            d = s.deferred
+            assert d is not None
+            return self.apply(replace(s, deferred=None), d.request_id, d.command, d.at_ms)
         if kind == SESSION:
             return [self._remove(s, key)]
         member_id, _, epoch = key.rpartition("@")

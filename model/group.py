@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from kgc.model.checker import Model
 from kgc.model.commands import (
     DescribeGroups,
     FindCoordinator,
@@ -61,8 +60,9 @@ from kgc.model.leave import handle_leave_group
 from kgc.model.offsets import handle_offset_commit, handle_offset_fetch
 from kgc.model.profiles import GroupConfig
 from kgc.model.rebalance import fire_join_timer, fire_sync_timer
-from kgc.model.state import Deferred, GroupState, with_outbox
+from kgc.model.state import GroupState, with_outbox
 from kgc.model.sync import handle_sync_group
+from kgc.model.timed import TimedModel
 from kgc.model.txn import Txn, explore
 
 Handler = Callable[[Txn, int, Any], None]
@@ -112,7 +112,7 @@ def _coordinator_timer(state: GroupState) -> Timer | None:
     return best
 
 
-class ClassicGroupModel(Model[GroupState]):
+class ClassicGroupModel(TimedModel[GroupState]):
     """The reference model of one classic consumer group."""
 
     def __init__(self, config: GroupConfig | None = None) -> None:
@@ -127,74 +127,6 @@ class ClassicGroupModel(Model[GroupState]):
 
     def group_state(self, state: GroupState) -> str:
         return state.state
-
-    def invoke(
-        self, state: GroupState, *, request_id: int, command: Request, at_ms: float
-    ) -> list[GroupState]:
-        window = self.config.reorder_window_ms
-        d = state.deferred
-        if d is None:
-            out = self.apply(state, request_id, command, at_ms)
-            if window > 0:
-                out.append(
-                    replace(
-                        state,
-                        deferred=Deferred(request_id=request_id, command=command, at_ms=at_ms),
-                    )
-                )
-            return out
-        base = replace(state, deferred=None)
-        out = []
-        for s1 in self.apply(base, d.request_id, d.command, d.at_ms):  # in send order
-            out.extend(self.invoke(s1, request_id=request_id, command=command, at_ms=at_ms))
-        if at_ms - d.at_ms <= window and command.client != d.command.client:
-            # the later request first; never two of one client's: the broker handles a
-            # connection's requests one at a time, in order (SocketServer mutes the channel
-            # until the response is sent)
-            for s1 in self.apply(base, request_id, command, at_ms):
-                # the coordinator's timers may run in between (seen on 4.3.1: a delay-0 initial
-                # join completed with the later request's member alone, and the held-back join
-                # then started the next rebalance): any deadline-ordered prefix of those due
-                for s2 in self.advance(s1, must_until=float("-inf"), may_until=at_ms):
-                    out.extend(self.apply(s2, d.request_id, d.command, d.at_ms))
-        return out
-
-    def provisional(self, state: GroupState) -> bool:
-        """True for a state in which a request is held back (``deferred``): it exists only in case
-        the broker handles the next request first. The driver does not wait for answers that
-        only the states in send order have emitted (``Checker.due``)."""
-        return state.deferred is not None
-
-    def advance(
-        self, state: GroupState, *, must_until: float, may_until: float
-    ) -> list[GroupState]:
-        first = self.next_timer(state)
-        if first is None or first[0] > max(must_until, may_until):
-            return [state]  # nothing can fire: the common case
-        done: list[GroupState] = []
-        work = [state]
-        while work:
-            s = work.pop()
-            t = self.next_timer(s)
-            if t is None or t[0] > must_until:
-                done.append(s)
-            else:
-                work.extend(self.fire(s, t))
-        if may_until <= must_until:
-            return done if len(done) < 2 else list(dict.fromkeys(done))
-        result = dict.fromkeys(done)
-        frontier = list(result)
-        while frontier:
-            nxt: list[GroupState] = []
-            for s in frontier:
-                t = self.next_timer(s)
-                if t is not None and t[0] <= may_until:
-                    for s2 in self.fire(s, t):
-                        if s2 not in result:
-                            result[s2] = None
-                            nxt.append(s2)
-            frontier = nxt
-        return list(result)
 
     def outbox(self, state: GroupState) -> Mapping[int, tuple[Response, float]]:
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}

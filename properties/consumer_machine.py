@@ -85,6 +85,7 @@ class ConsumerView:
     alive_until_ms: float = float("-inf")  # send time of the last answered NONE + session
     revoking: frozenset[tuple[str, int]] = frozenset()  # revoked, not yet acknowledged
     revoke_deadline_ms: float = float("inf")  # fenced then unless acknowledged before
+    in_group_since_ms: float = float("inf")  # start of its current unbroken stretch in the group
 
     @property
     def lease_end_ms(self) -> float:
@@ -108,7 +109,8 @@ class ConsumerGroupMachine(EngineMachine):
         self.max_epoch: dict[str, int] = {}  # member id -> highest epoch answered
         self.intervals: list[tuple[str, tuple[str, int], float, float]] = []
         self._open: dict[tuple[str, tuple[str, int]], float] = {}  # (member, tp) -> since
-        self.last_target: tuple[int, dict[str, list[tuple[str, int]]]] | None = None
+        # (assignment epoch, target, when described) of the last target checked
+        self.last_target: tuple[int, dict[str, list[tuple[str, int]]], float] | None = None
 
     def _version(self, api: str, vi: int) -> int:
         choices = self.context.versions.get(api) or DEFAULT_CONSUMER_VERSIONS[api]
@@ -134,6 +136,7 @@ class ConsumerGroupMachine(EngineMachine):
             v.member_epoch, v.owned, v.reported = 0, (), None
             v.alive_until_ms = float("-inf")
             v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")
+            v.in_group_since_ms = float("inf")
             return
         if response.error != NONE:
             return
@@ -147,6 +150,8 @@ class ConsumerGroupMachine(EngineMachine):
             )
         self.max_epoch[v.member_id] = response.member_epoch
         v.member_epoch = response.member_epoch
+        if v.lease_end_ms < now or v.in_group_since_ms == float("inf"):
+            v.in_group_since_ms = now  # a new stretch: the group may have been made anew
         v.alive_until_ms = v.sent_ms + self._session_ms()
         reported = request.topic_partitions
         if reported is not None and not {(t.topic, t.partition) for t in reported} & v.revoking:
@@ -176,10 +181,22 @@ class ConsumerGroupMachine(EngineMachine):
             m.member_id: [(tp.topic, tp.partition) for tp in m.target_assignment] for m in r.members
         }
         previous = None
+        now = self.target.now_ms()
         if self.last_target is not None and self.last_target[0] == r.assignment_epoch - 1:
-            previous = self.last_target[1]
+            # the target one epoch before, if it is this group's: an Empty group may have been
+            # deleted and made anew in between (its epochs restart), unless a member stayed in
+            # the group all along
+            epoch, before, at = self.last_target
+            if any(
+                v.member_id in before
+                and v.member_id in target
+                and v.in_group_since_ms <= at
+                and v.lease_end_ms >= now
+                for v in self.views.values()
+            ):
+                previous = before
         if self.last_target is None or self.last_target[0] != r.assignment_epoch:
-            self.last_target = (r.assignment_epoch, target)
+            self.last_target = (r.assignment_epoch, target, now)
             result = check_generation(
                 {
                     m.member_id: Subscription(

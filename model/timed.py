@@ -1,0 +1,109 @@
+"""Time and order, shared by every group model: timers that fire, and the reorder window.
+
+Both group models (the classic ``ClassicGroupModel`` and KIP-848's ``ConsumerGroupModel``) are a set
+of request handlers and timers over frozen states. What they share is written once here:
+
+* **Timers** (:meth:`TimedModel.advance`): every timer due at or before ``must_until`` fires, in
+  deadline order; each timer due at or before ``may_until`` may fire or not (the checker's
+  tolerance window), so every prefix of those is a successor.
+* **The reorder window** (:meth:`TimedModel.invoke`): two *clients'* requests sent less than
+  ``reorder_window_ms`` apart may be handled by the broker in either order (requests on two
+  connections race through the network threads and the request queue), never one client's two (a
+  broker mutes a connection until it answers: ``SocketServer``). A request is held back in a
+  *provisional* state (its ``deferred`` field) in case the next request overtakes it; the timer
+  that releases it is the subclass's ``DEFERRED`` timer. Measurements: docs/design-notes.md,
+  "Order at the broker".
+
+A subclass gives ``apply`` (one request, no reordering), ``next_timer`` and ``fire``; its states
+are frozen dataclasses with a ``deferred`` field (:class:`~kgc.model.state.Deferred` or None), and
+its ``config`` has ``reorder_window_ms``.
+
+Pure: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from kgc.model.checker import Model
+from kgc.model.commands import Request
+from kgc.model.state import Deferred
+
+S = TypeVar("S")
+Timer = tuple[float, Any, str]  # (deadline ms, kind (a name or a number, per model), key)
+
+
+class TimedModel(Model[S]):
+    config: Any
+
+    @abstractmethod
+    def apply(self, state: S, request_id: int, command: Request, at_ms: float) -> list[S]:
+        """Process one request at ``at_ms`` (no reordering): every allowed successor."""
+
+    @abstractmethod
+    def next_timer(self, state: S) -> Timer | None:
+        """The timer that fires next, the held-back request's release included."""
+
+    @abstractmethod
+    def fire(self, state: S, timer: Timer) -> list[S]:
+        """Every successor of ``state`` once ``timer`` fired."""
+
+    def provisional(self, state: S) -> bool:
+        """True for a state in which a request is held back (``deferred``): it exists only in case
+        the broker handles the next request first. The driver does not wait for answers that
+        only the states in send order have emitted (``Checker.due``)."""
+        return getattr(state, "deferred", None) is not None
+
+    def invoke(self, state: S, *, request_id: int, command: Request, at_ms: float) -> list[S]:
+        window = self.config.reorder_window_ms
+        d: Deferred | None = getattr(state, "deferred", None)
+        if d is None:
+            out = self.apply(state, request_id, command, at_ms)
+            if window > 0:
+                held = Deferred(request_id=request_id, command=command, at_ms=at_ms)
+                out.append(replace(state, deferred=held))  # type: ignore[type-var]
+            return out
+        base: S = replace(state, deferred=None)  # type: ignore[type-var]
+        out = []
+        for s1 in self.apply(base, d.request_id, d.command, d.at_ms):  # in send order
+            out.extend(self.invoke(s1, request_id=request_id, command=command, at_ms=at_ms))
+        if at_ms - d.at_ms <= window and command.client != d.command.client:
+            # the later request first; never two of one client's
+            for s1 in self.apply(base, request_id, command, at_ms):
+                # the coordinator's timers may run in between (seen on 4.3.1: a delay-0 initial
+                # join completed with the later request's member alone, and the held-back join
+                # then started the next rebalance): any deadline-ordered prefix of those due
+                for s2 in self.advance(s1, must_until=float("-inf"), may_until=at_ms):
+                    out.extend(self.apply(s2, d.request_id, d.command, d.at_ms))
+        return out
+
+    def advance(self, state: S, *, must_until: float, may_until: float) -> list[S]:
+        first = self.next_timer(state)
+        if first is None or first[0] > max(must_until, may_until):
+            return [state]  # nothing can fire: the common case
+        done: list[S] = []
+        work = [state]
+        while work:
+            s = work.pop()
+            t = self.next_timer(s)
+            if t is None or t[0] > must_until:
+                done.append(s)
+            else:
+                work.extend(self.fire(s, t))
+        if may_until <= must_until:
+            return done if len(done) < 2 else list(dict.fromkeys(done))
+        result = dict.fromkeys(done)
+        frontier = list(result)
+        while frontier:
+            nxt: list[S] = []
+            for s in frontier:
+                t = self.next_timer(s)
+                if t is not None and t[0] <= may_until:
+                    for s2 in self.fire(s, t):
+                        if s2 not in result:
+                            result[s2] = None
+                            nxt.append(s2)
+            frontier = nxt
+        return list(result)
