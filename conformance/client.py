@@ -828,10 +828,15 @@ def offset_fetch_request(
     *,
     topic_ids: Mapping[str, Any] | None = None,
     require_stable: bool = False,
+    member_id: str | None = None,
+    member_epoch: int = -1,
     version: int,
 ) -> Any:
     """OffsetFetch of ``(topic, partition)`` pairs (``None`` = all committed partitions, v2+).
-    v8+ use the batched ``groups`` layout; v10+ name topics by id (``topic_ids`` required)."""
+    v8+ use the batched ``groups`` layout; v10+ name topics by id (``topic_ids`` required);
+    v9+ carry a consumer-group member's id and epoch (``None``/-1: none)."""
+    if (member_id is not None or member_epoch != -1) and version < 9:
+        raise ValueError(f"OffsetFetch v{version} has no member id or epoch (v9+)")
     by_topic: dict[str, list[int]] = {}
     for topic, partition in partitions or ():
         by_topic.setdefault(topic, []).append(partition)
@@ -844,9 +849,11 @@ def offset_fetch_request(
                 topic_cls(partition_indexes=idx, **_topic_ref("OffsetFetch", version, t, topic_ids))
                 for t, idx in by_topic.items()
             ]
-        return OffsetFetchRequest(
-            groups=[group_cls(group_id=group_id, topics=topics)], require_stable=require_stable
-        )
+        group = group_cls(group_id=group_id, topics=topics)
+        if version >= 9:
+            group.member_id = member_id
+            group.member_epoch = member_epoch
+        return OffsetFetchRequest(groups=[group], require_stable=require_stable)
     old_cls = OffsetFetchRequest.OffsetFetchRequestTopic
     topics_v = (
         None

@@ -393,6 +393,8 @@ def run_suite(
 
 CONSUMER_API_KEYS = {"ConsumerGroupHeartbeat": 68, "ConsumerGroupDescribe": 69}
 CONSUMER_SPEC_VERSIONS = (0, 1)  # what Kafka's message specs (and so kgc) can encode
+OFFSET_API_KEYS = {"OffsetCommit": 8, "OffsetFetch": 9}
+CONSUMER_OFFSET_VERSIONS = (8, 9, 10)
 
 
 def consumer_workload(
@@ -429,6 +431,11 @@ def consumer_workload(
                 f"v{CONSUMER_SPEC_VERSIONS[0]}-{CONSUMER_SPEC_VERSIONS[-1]}"
             )
         versions[api] = both
+    # offsets with member epochs: v8 (before KIP-848: UNSUPPORTED_VERSION from a consumer
+    # member's commit), v9 (member id and epoch), v10 (topic ids)
+    for api, key in OFFSET_API_KEYS.items():
+        low, high = advertised.get(key, (0, -1))
+        versions[api] = [v for v in CONSUMER_OFFSET_VERSIONS if low <= v <= high]
     _probe_consumer_protocol(cluster, first, versions["ConsumerGroupHeartbeat"][-1])
     record = consumer_manifest(description, {topic: TOPIC_PARTITIONS})
     build = factory or build_consumer

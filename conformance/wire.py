@@ -319,6 +319,8 @@ def encode(
                 group_id,
                 [(tp.topic, tp.partition) for tp in command.partitions],
                 topic_ids=topic_ids,
+                member_id=None if command.member_id is None else ids.real(command.member_id),
+                member_epoch=command.member_epoch,
                 version=v,
             )
         case m.DescribeGroups():

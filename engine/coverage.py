@@ -151,8 +151,24 @@ CONSUMER_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
         "FENCED_INSTANCE_ID",
     ),
     "ConsumerGroupDescribe": ("NONE", "GROUP_ID_NOT_FOUND"),
+    # offsets with member epochs (rule 11 of ``model/consumer_group.py``)
+    "OffsetCommit": (
+        "NONE",
+        "GROUP_ID_NOT_FOUND",
+        "ILLEGAL_GENERATION",
+        "UNKNOWN_MEMBER_ID",
+        "UNSUPPORTED_VERSION",
+        "STALE_MEMBER_EPOCH",
+        "OFFSET_METADATA_TOO_LARGE",
+    ),
+    "OffsetFetch": ("NONE", "UNKNOWN_MEMBER_ID", "STALE_MEMBER_EPOCH"),
 }
 _NO_GROUP = "a missing group: a join creates it, anything else is GROUP_ID_NOT_FOUND"
+_NO_GROUP_COMMIT = (
+    "a missing group: a commit is GROUP_ID_NOT_FOUND (v9+) or ILLEGAL_GENERATION (v8); epoch -1 "
+    "would make a classic group, which the suite never asks for"
+)
+_MEMBERLESS = "an Empty group has no member whose epoch could be wrong: UNKNOWN_MEMBER_ID"
 _CONSUMER_IMPOSSIBLE: dict[Cell, str] = {
     ("Dead", "ConsumerGroupHeartbeat", "UNKNOWN_MEMBER_ID"): _NO_GROUP,
     ("Dead", "ConsumerGroupHeartbeat", "FENCED_MEMBER_EPOCH"): _NO_GROUP,
@@ -170,8 +186,28 @@ _CONSUMER_IMPOSSIBLE: dict[Cell, str] = {
     **{
         (state, request, "GROUP_ID_NOT_FOUND"): "the group exists"
         for state in ("Empty", "Assigning", "Reconciling", "Stable")
-        for request in ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
+        for request in ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe", "OffsetCommit")
     },
+    **{
+        (state, "OffsetCommit", "ILLEGAL_GENERATION"): "the group exists and its members use the "
+        "consumer protocol: a wrong epoch is STALE_MEMBER_EPOCH"
+        for state in ("Empty", "Assigning", "Reconciling", "Stable")
+    },
+    **{
+        ("Dead", "OffsetCommit", error): _NO_GROUP_COMMIT
+        for error in (
+            "NONE",
+            "UNKNOWN_MEMBER_ID",
+            "UNSUPPORTED_VERSION",
+            "STALE_MEMBER_EPOCH",
+            "OFFSET_METADATA_TOO_LARGE",
+        )
+    },
+    ("Empty", "OffsetCommit", "UNSUPPORTED_VERSION"): _MEMBERLESS,
+    ("Empty", "OffsetCommit", "STALE_MEMBER_EPOCH"): _MEMBERLESS,
+    ("Empty", "OffsetFetch", "STALE_MEMBER_EPOCH"): _MEMBERLESS,
+    ("Dead", "OffsetFetch", "UNKNOWN_MEMBER_ID"): "a missing group reads as nothing committed",
+    ("Dead", "OffsetFetch", "STALE_MEMBER_EPOCH"): "a missing group reads as nothing committed",
 }
 CONSUMER_NEEDS_SETUP: dict[Cell, str] = {
     (s, "ConsumerGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "group.consumer.max.size below the "

@@ -33,6 +33,7 @@ CONSUMER_SETTINGS = {
     "group.consumer.session.timeout.ms": "session_timeout_ms",
     "group.consumer.heartbeat.interval.ms": "heartbeat_interval_ms",
     "group.consumer.max.size": "max_size",
+    "offset.metadata.max.bytes": "offset_metadata_max_bytes",
 }
 
 
@@ -144,6 +145,11 @@ def consumer_manifest(
     # (``throwIfConsumerGroupMemberEpochIsInvalid``, read in the same jars)
     if release is not None and release < (4, 2):
         config["epoch_zero_rejoins"] = False
+    # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
+    # ``ConsumerGroup.validateOffsetCommit`` in the 4.3.1 sources); 4.0.2, 4.1.2 and 4.2.1 want
+    # the member's epoch exactly
+    if release is not None and release < (4, 3):
+        config["commit_partition_epochs"] = False
     return {"name": "ConsumerGroupModel", "profile": _profile_name(description), "config": config}
 
 

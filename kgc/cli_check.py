@@ -236,7 +236,11 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         lines.append(f"  unsupported  {api}: {why}; its {lost} cells are not counted")
     versions = result.target.get("request_versions") or {}
     if args.protocol == "consumer":  # the classic APIs were negotiated but not sent
-        versions = {k: v for k, v in versions.items() if k.startswith("ConsumerGroup")}
+        versions = {
+            k: v
+            for k, v in versions.items()
+            if k.startswith("ConsumerGroup") or k in ("OffsetCommit", "OffsetFetch")
+        }
     if versions:
         sent = ", ".join(f"{api} v{'/'.join(map(str, vs))}" for api, vs in sorted(versions.items()))
         lines.append(f"  versions     {sent}")

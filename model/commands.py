@@ -139,6 +139,10 @@ class OffsetFetch:
     client: str
     partitions: tuple[TopicPartition, ...]
     version: int
+    # v9+ (KIP-848): a consumer-group member names itself and its epoch; ``None``/-1 is an admin
+    # or a client outside group management (``OffsetFetchRequest.json``)
+    member_id: str | None = None
+    member_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

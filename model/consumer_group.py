@@ -87,6 +87,12 @@ from kgc.model.commands import (
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
     ConsumerMember,
+    FetchedOffset,
+    OffsetCommit,
+    OffsetCommitResponse,
+    OffsetFetch,
+    OffsetFetchResponse,
+    PartitionError,
     Request,
     Response,
     TopicPartition,
@@ -96,11 +102,16 @@ from kgc.model.errors import (
     FENCED_MEMBER_EPOCH,
     GROUP_ID_NOT_FOUND,
     GROUP_MAX_SIZE_REACHED,
+    ILLEGAL_GENERATION,
     INVALID_REQUEST,
     NONE,
+    OFFSET_METADATA_TOO_LARGE,
+    STALE_MEMBER_EPOCH,
     UNKNOWN_MEMBER_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
     UNRELEASED_INSTANCE_ID,
     UNSUPPORTED_ASSIGNOR,
+    UNSUPPORTED_VERSION,
 )
 from kgc.model.state import Deferred
 from kgc.model.timed import TimedModel, Timer
@@ -142,6 +153,12 @@ class ConsumerGroupConfig:
     # (``ConsumerGroupMember.asConsumerGroupDescribeMember``; only assigned ones in the 4.0.2,
     # 4.1.2 and 4.2.1 jars; found by the suite on 4.0.2)
     describe_includes_pending_revocation: bool = True
+    # an OffsetCommit with an epoch older than the member's is checked per partition against the
+    # epoch each partition was assigned at from 4.3.0 (KIP-1251,
+    # ``ConsumerGroup.createAssignmentEpochValidator``); 4.0-4.2 want the member's epoch exactly
+    # (``validateMemberEpoch`` in the 4.0.2, 4.1.2 and 4.2.1 sources)
+    commit_partition_epochs: bool = True
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     reorder_window_ms: float = 0.0  # see ClassicGroupModel
 
     def partitions(self) -> dict[str, int]:
@@ -160,6 +177,16 @@ class Member:
     server_assignor: str | None = None
     assigned: frozenset[TP] = frozenset()
     pending_revocation: frozenset[TP] = frozenset()
+    # the epoch each assigned or pending partition was given to the member at (KIP-1251,
+    # ``ConsumerGroupMember.assignmentEpoch``): the target epoch when newly assigned, kept while
+    # the member holds it, 0 after a static leave; sorted
+    epochs: tuple[tuple[TP, int], ...] = ()
+
+    def assignment_epoch(self, tp: TP) -> int | None:
+        for t, e in self.epochs:
+            if t == tp:
+                return e
+        return None
 
     def reconciled_to(self, epoch: int) -> bool:
         """``ModernGroupMember.isReconciledTo``."""
@@ -182,6 +209,7 @@ class ConsumerGroupState:
     target: tuple[tuple[str, frozenset[TP]], ...] = ()  # member id -> target partitions, sorted
     session_deadlines: tuple[tuple[str, float], ...] = ()  # member id -> deadline, sorted by id
     rebalance_timers: tuple[tuple[str, int, float], ...] = ()  # (member id, epoch, deadline)
+    offsets: tuple[tuple[TP, int, str], ...] = ()  # committed (partition, offset, metadata), sorted
     outbox: tuple[Sent, ...] = ()
     now_ms: float = 0.0
     deferred: Deferred | None = None  # held back by the reorder window (``model/timed.py``)
@@ -321,7 +349,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         out = super().advance(state, must_until=must_until, may_until=may_until)
         if not self.config.empty_group_may_vanish:
             return out
-        gone = [_deleted(s) for s in out if s.exists and not s.members]
+        gone = [_deleted(s) for s in out if s.exists and not s.members and not s.offsets]
         return list(dict.fromkeys(out + gone)) if gone else out
 
     def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
@@ -356,15 +384,22 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         self, state: ConsumerGroupState, request_id: int, command: Request, at_ms: float
     ) -> list[ConsumerGroupState]:
         s = replace(state, now_ms=max(state.now_ms, at_ms))
-        if not 0 <= command.version <= self.config.max_version:
+        low, high = (2, 10) if isinstance(command, OffsetCommit | OffsetFetch) else (0, 0)
+        if not isinstance(command, OffsetCommit | OffsetFetch):
+            high = self.config.max_version
+        if not low <= command.version <= high:
             raise ValueError(
                 f"{command.type} v{command.version} is not modelled "
-                f"(v0-{self.config.max_version}); generate versions in that range"
+                f"(v{low}-{high}); generate versions in that range"
             )
         if isinstance(command, ConsumerGroupHeartbeat):
             outcomes = self._heartbeat(s, command)
         elif isinstance(command, ConsumerGroupDescribe):
             outcomes = [(s, r) for r in self._describe(s)]
+        elif isinstance(command, OffsetCommit):
+            outcomes = [self._offset_commit(s, command)]
+        elif isinstance(command, OffsetFetch):
+            outcomes = [(s, self._offset_fetch(s, command))]
         else:
             raise ValueError(f"{command.type} is not a request of the consumer group model")
         return [
@@ -567,8 +602,13 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if static.member_id != c.member_id:
             return s, self._error(FENCED_INSTANCE_ID)
         if c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # ``consumerGroupStaticMemberGroupLeave``: assignment epochs reset to 0 (4.3.0+; the
+            # epochs exist only there), pending revocations dropped
             left = replace(
-                static, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=frozenset()
+                static,
+                member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                pending_revocation=frozenset(),
+                epochs=tuple((tp, 0) for tp in sorted(static.assigned)),
             )
             answer = ConsumerGroupHeartbeatResponse(
                 error=NONE, member_id=static.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH
@@ -666,6 +706,101 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     def _remove(self, s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
         return fence_member(s, member_id)
 
+    # ------------------------------------------------------------------ offsets (rule 11)
+    def _commit_error(self, s: ConsumerGroupState, c: OffsetCommit) -> str | None:
+        """``OffsetMetadataManager.validateOffsetCommit`` + ``ConsumerGroup.validateOffsetCommit``:
+        the error for the whole request, or None (per-partition checks follow)."""
+        if not s.exists:
+            if c.generation_id < 0:
+                raise ValueError(
+                    "an OffsetCommit with epoch < 0 to a missing group creates a classic "
+                    "'simple' group: not modelled by the consumer group model"
+                )
+            return GROUP_ID_NOT_FOUND if c.version >= 9 else ILLEGAL_GENERATION
+        if c.generation_id < 0 and not s.members:
+            return None
+        member = s.member(c.member_id)
+        if member is None:
+            return UNKNOWN_MEMBER_ID
+        if c.version < 9:
+            return UNSUPPORTED_VERSION
+        return None
+
+    def _offset_commit(
+        self, s: ConsumerGroupState, c: OffsetCommit
+    ) -> tuple[ConsumerGroupState, Response]:
+        """Rule 11: commits fenced by member epochs."""
+        partitions = self.config.partitions()
+        results: list[PartitionError] = []
+        valid = []
+        for o in c.offsets:
+            if 0 <= o.partition < partitions.get(o.topic, 0):
+                valid.append(o)
+            else:
+                results.append(
+                    PartitionError(
+                        topic=o.topic, partition=o.partition, error=UNKNOWN_TOPIC_OR_PARTITION
+                    )
+                )
+        error = self._commit_error(s, c) if valid else None
+        member = s.member(c.member_id)
+        if error is None and valid and member is not None and s.members:
+            error = self._stale(member, c.generation_id, [TP(o.topic, o.partition) for o in valid])
+        if error is not None:
+            results += [
+                PartitionError(topic=o.topic, partition=o.partition, error=error) for o in valid
+            ]
+        else:
+            stored = {tp: (off, meta) for tp, off, meta in s.offsets}
+            for o in valid:
+                if len(o.metadata) > self.config.offset_metadata_max_bytes:
+                    e = OFFSET_METADATA_TOO_LARGE
+                else:
+                    stored[TP(o.topic, o.partition)] = (o.offset, o.metadata)
+                    e = NONE
+                results.append(PartitionError(topic=o.topic, partition=o.partition, error=e))
+            s = replace(s, offsets=tuple(sorted((tp, off, m) for tp, (off, m) in stored.items())))
+        results.sort(key=lambda r: (r.topic, r.partition))
+        return s, OffsetCommitResponse(partitions=tuple(results))
+
+    def _stale(self, member: Member, epoch: int, tps: list[TP]) -> str | None:
+        """The epoch checks of ``ConsumerGroup.validateOffsetCommit``: the member's epoch commits
+        anything; a newer one is stale; an older one is stale before 4.3.0, and from 4.3.0 only
+        for a partition the member does not hold (assigned or pending revocation) or holds since
+        a later epoch (``createAssignmentEpochValidator``)."""
+        if epoch == member.member_epoch:
+            return None
+        if epoch > member.member_epoch or not self.config.commit_partition_epochs:
+            return STALE_MEMBER_EPOCH
+        for tp in tps:
+            since = member.assignment_epoch(tp)
+            if since is None or epoch < since:
+                return STALE_MEMBER_EPOCH
+        return None
+
+    def _offset_fetch(self, s: ConsumerGroupState, c: OffsetFetch) -> OffsetFetchResponse:
+        """Rule 11, ``OffsetMetadataManager.fetchOffsets`` + ``ConsumerGroup.validateOffsetFetch``:
+        with no member (id null, epoch < 0) anyone reads; otherwise the member must exist and name
+        its current epoch. A missing group reads as nothing committed."""
+        if s.exists and (c.member_id is not None or c.member_epoch >= 0):
+            member = None if c.member_id is None else s.member(c.member_id)
+            if member is None:
+                return OffsetFetchResponse(error=UNKNOWN_MEMBER_ID)
+            if member.member_epoch != c.member_epoch:
+                return OffsetFetchResponse(error=STALE_MEMBER_EPOCH)
+        stored = {tp: (off, meta) for tp, off, meta in s.offsets}
+        asked = (
+            [TP(tp.topic, tp.partition) for tp in c.partitions] if c.partitions else sorted(stored)
+        )
+        out = []
+        for tp in asked:
+            off, meta = stored.get(tp, (-1, ""))
+            out.append(
+                FetchedOffset(topic=tp.topic, partition=tp.partition, offset=off, metadata=meta)
+            )
+        out.sort(key=lambda f: (f.topic, f.partition))
+        return OffsetFetchResponse(error=NONE, partitions=tuple(out))
+
 
 def member_epoch_valid(
     member: Member, epoch: int, owned: frozenset[TP] | None, zero_rejoins: bool = True
@@ -715,7 +850,12 @@ def fence_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
 def _with_epoch(
     member: Member, epoch: int, state: str, assigned: frozenset[TP], pending: frozenset[TP]
 ) -> Member:
-    """``ConsumerGroupMember.Builder.updateMemberEpoch`` + state and partitions."""
+    """``ConsumerGroupMember.Builder.updateMemberEpoch`` + state and partitions. A partition the
+    member held keeps its assignment epoch; a new one gets ``epoch``, the target epoch
+    (``CurrentAssignmentBuilder.computeNextAssignment``)."""
+    old = dict(member.epochs)
+    kept = {tp: old[tp] if tp in member.assigned else epoch for tp in assigned}
+    kept.update((tp, old.get(tp, epoch)) for tp in pending)
     return replace(
         member,
         previous_member_epoch=member.member_epoch,
@@ -723,6 +863,7 @@ def _with_epoch(
         state=state,
         assigned=assigned,
         pending_revocation=pending,
+        epochs=tuple(sorted(kept.items())),
     )
 
 

@@ -43,8 +43,12 @@ from kgc.model.commands import (
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
+    OffsetCommit,
+    OffsetCommitResponse,
+    OffsetFetch,
     Response,
     TopicPartition,
+    TopicPartitionOffset,
 )
 from kgc.model.errors import FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
 from kgc.properties.machine import (
@@ -60,12 +64,21 @@ REBALANCE_TIMEOUTS_MS = (1000, 2000)
 ASSIGNORS = (None, "uniform", "range")  # None: the broker's default
 OWNED_REPORTS = ("acked", "stale", "null")
 DEADLINE_KINDS = ("any", "session", "rebalance")
+# the epoch an OffsetCommit carries, relative to what the member was last given
+COMMIT_EPOCHS = ("current", "previous", "ahead", "zero", "none")
+COMMIT_PARTITIONS = ("owned", "all", "unowned")
+COMMIT_METADATA = ("", "kgc", "too-large")
+FETCH_AS = ("admin", "member", "stale", "stranger")
 
 # Versions exercised by default (Kafka 4.x accepts ConsumerGroupHeartbeat and ConsumerGroupDescribe
 # v0-1; v1 requires a client-chosen member id, KIP-1082).
 DEFAULT_CONSUMER_VERSIONS: dict[str, tuple[int, ...]] = {
     "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 1),
+    # v8: before KIP-848's member epochs (a consumer member's commit is UNSUPPORTED_VERSION);
+    # v9: member id and epoch; v10: topics by id
+    "OffsetCommit": (9, 10, 8),
+    "OffsetFetch": (9, 10, 8),
 }
 
 
@@ -111,13 +124,21 @@ class ConsumerGroupMachine(EngineMachine):
         self._open: dict[tuple[str, tuple[str, int]], float] = {}  # (member, tp) -> since
         # (assignment epoch, target, when described) of the last target checked
         self.last_target: tuple[int, dict[str, list[tuple[str, int]]], float] | None = None
+        self.committed = False  # an offset was committed: the group can no longer be deleted
+        self.next_offset = 0
 
-    def _version(self, api: str, vi: int) -> int:
-        choices = self.context.versions.get(api) or DEFAULT_CONSUMER_VERSIONS[api]
-        return choices[vi % len(choices)]
+    def _version(self, api: str, vi: int) -> int | None:
+        """The ``vi``-th exercised version of ``api``; None if the target speaks none of them."""
+        choices = self.context.versions.get(api, DEFAULT_CONSUMER_VERSIONS[api])
+        if api in DEFAULT_CONSUMER_VERSIONS and api.startswith("Offset"):
+            choices = [v for v in choices if v in DEFAULT_CONSUMER_VERSIONS[api]]
+        return choices[vi % len(choices)] if choices else None
 
     # ------------------------------------------------------------------ learning
     def _learn(self, request: Any, response: Response) -> None:
+        if isinstance(response, OffsetCommitResponse):
+            self.committed |= any(p.error == NONE for p in response.partitions)
+            return
         if isinstance(response, ConsumerGroupDescribeResponse) and response.error == NONE:
             self._learn_described(response)
             return
@@ -447,9 +468,91 @@ class ConsumerGroupMachine(EngineMachine):
 
     @rule(client=clients, vi=VERSION_INDEX)
     def describe(self, client: str, vi: int) -> None:
-        if self._idle(client):
-            version = self._version("ConsumerGroupDescribe", vi)
+        version = self._version("ConsumerGroupDescribe", vi)
+        if self._idle(client) and version is not None:
             self._run(ConsumerGroupDescribe(client=client, version=version))
+
+    def _partitions(self, v: ConsumerView, which: str) -> tuple[TopicPartition, ...]:
+        every = tuple(
+            TopicPartition(topic=self.topic, partition=p) for p in range(TOPIC_PARTITIONS)
+        )
+        if which == "all":
+            return every
+        owned = v.owned if which == "owned" else tuple(tp for tp in every if tp not in v.owned)
+        return owned or every[:1]
+
+    @rule(
+        client=clients,
+        vi=VERSION_INDEX,
+        epoch=st.sampled_from(COMMIT_EPOCHS),
+        which=st.sampled_from(COMMIT_PARTITIONS),
+        metadata=st.sampled_from(COMMIT_METADATA),
+    )
+    def commit(self, client: str, vi: int, epoch: str, which: str, metadata: str) -> None:
+        """OffsetCommit as a consumer-protocol member sends it (v9+: its member id and epoch),
+        or with an epoch it does not hold: the previous one (a commit racing a reconciliation),
+        one ahead, 0, or -1 (as an admin, allowed only once the group holds offsets: to a group
+        that does not exist, -1 would make a classic one)."""
+        v = self.views[client]
+        version = self._version("OffsetCommit", vi)
+        if not v.member_id or version is None or not self._idle(client):
+            return
+        e = {
+            "current": v.member_epoch,
+            "previous": v.member_epoch - 1,
+            "ahead": v.member_epoch + 1,
+            "zero": 0,
+            "none": -1,
+        }[epoch]
+        if e < 0 and not self.committed:
+            return
+        meta = "x" * (self._metadata_limit() + 1) if metadata == "too-large" else metadata
+        offsets = []
+        for tp in self._partitions(v, which):
+            self.next_offset += 1
+            offsets.append(
+                TopicPartitionOffset(
+                    topic=tp.topic, partition=tp.partition, offset=self.next_offset, metadata=meta
+                )
+            )
+        self._run(
+            OffsetCommit(
+                client=client,
+                member_id=v.member_id,
+                generation_id=e,
+                group_instance_id=v.instance_id if version >= 7 else None,
+                offsets=tuple(offsets),
+                version=version,
+            )
+        )
+
+    def _metadata_limit(self) -> int:
+        config = getattr(self.engine.model, "config", None)
+        return int(getattr(config, "offset_metadata_max_bytes", 4096))
+
+    @rule(client=clients, vi=VERSION_INDEX, who=st.sampled_from(FETCH_AS))
+    def fetch(self, client: str, vi: int, who: str) -> None:
+        """OffsetFetch of every partition: as an admin (no member), or (v9+) as the member at
+        its epoch, at an epoch it no longer holds, or under an id the group never saw."""
+        v = self.views[client]
+        version = self._version("OffsetFetch", vi)
+        if version is None or not self._idle(client):
+            return
+        member: dict[str, Any] = {}
+        if version >= 9 and who != "admin" and v.member_id:
+            member = {
+                "member": {"member_id": v.member_id, "member_epoch": v.member_epoch},
+                "stale": {"member_id": v.member_id, "member_epoch": v.member_epoch - 1},
+                "stranger": {"member_id": f"{client}-stranger", "member_epoch": 1},
+            }[who]
+        self._run(
+            OffsetFetch(
+                client=client,
+                partitions=self._partitions(v, "all"),
+                version=version,
+                **member,
+            )
+        )
 
     @rule(
         kind=st.sampled_from(DEADLINE_KINDS),

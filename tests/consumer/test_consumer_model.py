@@ -4,12 +4,13 @@ numbered in ``kgc/model/consumer_group.py``'s docstring)."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from kgc.model.assignors import Subscription, uniform_assign
 from kgc.model.assignors import TopicPartition as TP
 from kgc.model.commands import ConsumerGroupDescribe as Describe
 from kgc.model.commands import ConsumerGroupHeartbeat as HB
-from kgc.model.commands import TopicPartition
+from kgc.model.commands import OffsetCommit, OffsetFetch, TopicPartition, TopicPartitionOffset
 from kgc.model.consumer_group import (
     ConsumerGroupConfig,
     ConsumerGroupModel,
@@ -50,8 +51,8 @@ def beat(client: str, epoch: int, owned: tuple[TopicPartition, ...] | None) -> H
 class Run:
     """Apply commands one by one, keeping every allowed successor; answers are read at once."""
 
-    def __init__(self) -> None:
-        self.model = ConsumerGroupModel(CONFIG)
+    def __init__(self, config: ConsumerGroupConfig = CONFIG) -> None:
+        self.model = ConsumerGroupModel(config)
         self.states: list[ConsumerGroupState] = [self.model.initial()]
         self.rid = 0
 
@@ -223,3 +224,112 @@ def test_a_static_member_returns_under_a_new_id_only_after_leaving_with_minus_2(
         40,
     )
     assert fenced.error == "FENCED_INSTANCE_ID"
+
+
+# ---------------------------------------------------------------- rule 11: offsets with epochs
+
+
+def commit(client: str, epoch: int, *ps: int, version: int = 9, n: int = 1, meta: str = ""):
+    return OffsetCommit(
+        client=client,
+        member_id=f"{client}-{n}",
+        generation_id=epoch,
+        offsets=tuple(
+            TopicPartitionOffset(topic=T, partition=p, offset=10 + p, metadata=meta) for p in ps
+        ),
+        version=version,
+    )
+
+
+def fetch(client: str, epoch: int = -1, member: str | None = None, version: int = 9):
+    return OffsetFetch(
+        client=client,
+        partitions=tps(0, 1, 2),
+        member_id=member,
+        member_epoch=epoch,
+        version=version,
+    )
+
+
+def errors(answer) -> set[str]:
+    return {p.error for p in answer.partitions}
+
+
+def test_a_member_commits_at_its_epoch_and_reads_its_offsets_back():
+    r = Run(CONFIG)
+    r.only(join("c1"))  # epoch 2, owns 0,1,2
+    assert errors(r.only(commit("c1", 2, 0, 1), 10)) == {"NONE"}
+    for asked in (fetch("c9"), fetch("c1", 2, "c1-1"), fetch("c9", version=8)):
+        read = r.only(asked, 20)
+        assert read.error == "NONE"
+        assert [(p.partition, p.offset) for p in read.partitions] == [(0, 10), (1, 11), (2, -1)]
+
+
+def test_commit_errors_of_the_group_and_the_member():
+    r = Run(CONFIG)
+    # no group yet: GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before (kept for old clients)
+    assert errors(r.only(commit("c1", 1, 0))) == {"GROUP_ID_NOT_FOUND"}
+    assert errors(r.only(commit("c1", 1, 0, version=8))) == {"ILLEGAL_GENERATION"}
+    r.only(join("c1"), 10)
+    assert errors(r.only(commit("c2", 2, 0), 20)) == {"UNKNOWN_MEMBER_ID"}
+    # a consumer-protocol member must commit with v9+ (its epoch is no generation)
+    assert errors(r.only(commit("c1", 2, 0, version=8), 30)) == {"UNSUPPORTED_VERSION"}
+    assert errors(r.only(commit("c1", 3, 0), 40)) == {"STALE_MEMBER_EPOCH"}  # ahead of it
+    assert r.only(fetch("c1", 2, "c2-1"), 50).error == "UNKNOWN_MEMBER_ID"
+    assert r.only(fetch("c1", 1, "c1-1"), 60).error == "STALE_MEMBER_EPOCH"
+    # a missing group reads as nothing committed, whoever asks
+    assert Run(CONFIG).only(fetch("c1", 5, "c1-1")).error == "NONE"
+
+
+def test_oversized_metadata_fails_only_its_own_partition():
+    r = Run(CONFIG)
+    r.only(join("c1"))
+    big = commit("c1", 2, 0, meta="x" * 4097)
+    small = commit("c1", 2, 1)
+    both = replace(big, offsets=big.offsets + small.offsets)
+    answer = r.only(both, 10)
+    assert [(p.partition, p.error) for p in answer.partitions] == [
+        (0, "OFFSET_METADATA_TOO_LARGE"),
+        (1, "NONE"),
+    ]
+    assert [p.offset for p in r.only(fetch("c9"), 20).partitions] == [-1, 11, -1]
+
+
+def _older_epoch_commits(config: ConsumerGroupConfig) -> tuple[set[str], set[str]]:
+    """c1 owns 0,1,2 since epoch 2; c2 joins (epoch 3) and c1, after revoking one partition, moves
+    to epoch 3 keeping two. A commit at epoch 2 for a kept partition, then for the given-up one."""
+    r = Run(config)
+    r.only(join("c1"))
+    r.only(join("c2"), 10)
+    revoke = r.send(beat("c1", 2, tps(0, 1, 2)), 20)
+    answer = min(revoke, key=repr)
+    r.observe(answer)
+    kept = answer.assignment
+    moved = r.only(beat("c1", 2, kept), 30)
+    assert moved.member_epoch == 3
+    gone = next(p for p in (0, 1, 2) if p not in {tp.partition for tp in kept})
+    return errors(r.only(commit("c1", 2, kept[0].partition), 40)), errors(
+        r.only(commit("c1", 2, gone), 50)
+    )
+
+
+def test_an_older_epoch_commits_a_partition_held_since_then_from_4_3():
+    # KIP-1251 (4.3.0+, ConsumerGroup.createAssignmentEpochValidator): a commit racing the
+    # member's epoch bump is accepted for partitions it held since that epoch
+    assert _older_epoch_commits(CONFIG) == ({"NONE"}, {"STALE_MEMBER_EPOCH"})
+    # before 4.3.0 (validateMemberEpoch): only the member's own epoch commits
+    old = replace(CONFIG, commit_partition_epochs=False)
+    assert _older_epoch_commits(old) == ({"STALE_MEMBER_EPOCH"}, {"STALE_MEMBER_EPOCH"})
+
+
+def test_an_empty_group_with_offsets_is_kept_and_takes_admin_commits():
+    r = Run(CONFIG)
+    r.only(join("c1"))
+    r.only(commit("c1", 2, 0), 10)
+    r.send(beat("c1", 2, tps(0, 1, 2)), 2500)  # the session ran out at 2000
+    # committed offsets keep the group from deletion (rule 8): it is Empty, never gone
+    described = r.send(Describe(client="c9", version=1), 2600)
+    assert {(d.error, d.group_state) for d in described} == {("NONE", "Empty")}
+    # epoch -1 (an admin or a consumer outside group management) commits in an Empty group
+    assert errors(r.only(commit("c9", -1, 1), 2700)) == {"NONE"}
+    assert [p.offset for p in r.only(fetch("c9"), 2800).partitions] == [10, 11, -1]
