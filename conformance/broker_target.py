@@ -39,7 +39,13 @@ from typing import Any
 from kgc.conformance import wire
 from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
 from kgc.engine.target import Arrival, Target
-from kgc.model.commands import ConsumerGroupDescribe, ConsumerGroupHeartbeat, Request
+from kgc.model.commands import (
+    ConsumerGroupDescribe,
+    ConsumerGroupHeartbeat,
+    OffsetCommit,
+    OffsetFetch,
+    Request,
+)
 
 # dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
 # (groupInstanceId-UUID, both versions' coordinators), the machine's instance ids being cK-instance
@@ -95,16 +101,18 @@ class BrokerTarget(Target):
         self._group.member(client)
 
     def _topic_ids(self, command: Request) -> dict[str, Any] | None:
-        """Topic name -> id for the topics a KIP-848 command names (learned once, from
-        Metadata); None for the classic commands, which name topics by name."""
-        if not isinstance(command, ConsumerGroupHeartbeat | ConsumerGroupDescribe):
+        """Topic name -> id for the topics a KIP-848 command or an OffsetCommit/OffsetFetch v10+
+        names (learned once, from Metadata); None for the others, which name topics by name."""
+        wanted: set[str] = set()
+        if isinstance(command, OffsetCommit) and command.version >= 10:
+            wanted = {o.topic for o in command.offsets}
+        elif isinstance(command, OffsetFetch) and command.version >= 10:
+            wanted = {tp.topic for tp in command.partitions}
+        elif isinstance(command, ConsumerGroupHeartbeat):
+            wanted = {tp.topic for tp in command.topic_partitions or ()}
+            wanted |= set(command.subscribed_topic_names or ())
+        elif not isinstance(command, ConsumerGroupDescribe):
             return None
-        wanted = (
-            {tp.topic for tp in command.topic_partitions or ()}
-            if isinstance(command, ConsumerGroupHeartbeat)
-            else set()
-        )
-        wanted |= set(getattr(command, "subscribed_topic_names", None) or ())
         missing = sorted(wanted - self._known_topic_ids.keys())
         if missing:
             self._known_topic_ids.update(self._cluster.topic_ids(missing))

@@ -142,6 +142,13 @@ class MemberIds:
         self._fake[fake] = symbolic
         return fake
 
+    def chosen(self, member_id: str) -> None:
+        """A member id the client chose itself (ConsumerGroupHeartbeat, KIP-1082): its symbolic
+        name is the real id, for every later request that names it (OffsetCommit, OffsetFetch)."""
+        if member_id != m.NO_MEMBER_ID and member_id not in self._real:
+            self._real[member_id] = member_id
+            self._symbolic[member_id] = member_id
+
     def name_or_unknown(self, real: str) -> str:
         """Symbolic name, or ``unknown-<real>`` for an id no client was ever told is its own."""
         name = self.symbolic(real)
@@ -334,6 +341,7 @@ def encode(
                 for tp in command.topic_partitions:
                     by_topic.setdefault(tp.topic, []).append(tp.partition)
                 owned = [(_topic_id(t, topic_ids), ps) for t, ps in sorted(by_topic.items())]
+            ids.chosen(command.member_id)
             req = kc.consumer_group_heartbeat_request(
                 group_id,
                 command.member_id,  # client-chosen (KIP-1082): the symbolic id is the real one

@@ -31,6 +31,8 @@ them):
   accepted (``member_epoch_valid`` always true).
 * ``consumer-wrong-assignor``: the ``uniform`` assignor is replaced by the server ``range`` one
   (``uniform_targets``): balanced too, but not sticky.
+* ``consumer-stale-commit-accepted``: an OffsetCommit at an epoch the member does not hold is
+  accepted (``stale_commit`` never answers ``STALE_MEMBER_EPOCH``).
 """
 
 from __future__ import annotations
@@ -221,11 +223,18 @@ def _consumer_wrong_assignor() -> Callable[[], None]:
     return _patched(consumer_group, "uniform_targets", uniform_targets)
 
 
+def _consumer_stale_commit_accepted() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    return _patched(consumer_group, "stale_commit", lambda *args: None)
+
+
 CONSUMER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
     "consumer-assign-before-revoke": _consumer_assign_before_revoke,
     "consumer-epoch-not-bumped": _consumer_epoch_not_bumped,
     "consumer-fenced-epoch-accepted": _consumer_fenced_epoch_accepted,
     "consumer-wrong-assignor": _consumer_wrong_assignor,
+    "consumer-stale-commit-accepted": _consumer_stale_commit_accepted,
 }
 
 

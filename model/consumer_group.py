@@ -57,6 +57,22 @@ KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
    ``FENCED_INSTANCE_ID``. Epoch -2 keeps the member at epoch -2 with its partitions until it
    rejoins or its session runs out; -1 with an instance id removes it.
 
+11. **Offsets with member epochs** (``OffsetMetadataManager.validateOffsetCommit`` /
+   ``commitOffset`` / ``fetchOffsets``, ``ConsumerGroup.validateOffsetCommit`` /
+   ``validateOffsetFetch``; partitions of unknown topics are ``UNKNOWN_TOPIC_OR_PARTITION`` first,
+   ``KafkaApis.handleOffsetCommitRequest``): a commit to a missing group is
+   ``GROUP_ID_NOT_FOUND`` (v9+) or ``ILLEGAL_GENERATION``; epoch -1 commits in a group with no
+   members; otherwise an unknown member id is ``UNKNOWN_MEMBER_ID``, a consumer-protocol member
+   below v9 ``UNSUPPORTED_VERSION``, an epoch above the member's ``STALE_MEMBER_EPOCH``, one
+   below it ``STALE_MEMBER_EPOCH`` before 4.3.0 and, from 4.3.0 (KIP-1251,
+   ``createAssignmentEpochValidator``), only for a partition the member does not hold or holds
+   since a later epoch (a partition keeps the epoch it was assigned at; a static leave resets
+   them to 0; a partition with oversized metadata is not checked). The error goes to every
+   partition; with none, oversized metadata fails its own partition and the rest are stored.
+   OffsetFetch as a member (v9+: id, epoch >= 0) needs the member and its exact epoch
+   (``UNKNOWN_MEMBER_ID``, ``STALE_MEMBER_EPOCH``); without one, or for a missing group, it
+   reads what is committed (-1 where nothing is).
+
 Nondeterminism kept open: the ``uniform`` assignor iterates Java ``HashMap``/``Set.of`` collections
 (members; partitions of an old assignment) whose order the model cannot know, so the model allows
 every assignment that keeps the assignor's promises (``UniformHomogeneousAssignmentBuilder``): all
@@ -66,8 +82,9 @@ balanced assignment keeps. The server ``range`` assignor is deterministic (stati
 by instance id, then member ids: ``RangeAssignor.sortMemberIds``) and is run as ported in
 ``assignors.py``.
 
-Not modelled yet: regular-expression subscriptions, offset commits with member epochs, online
-migration from and to classic groups (the suite sends none of them).
+Not modelled yet: regular-expression subscriptions, an epoch -1 commit to a missing group (it makes
+a classic "simple" group), online migration from and to classic groups (the suite sends none of
+them).
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -745,7 +762,11 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         error = self._commit_error(s, c) if valid else None
         member = s.member(c.member_id)
         if error is None and valid and member is not None and s.members:
-            error = self._stale(member, c.generation_id, [TP(o.topic, o.partition) for o in valid])
+            # per partition, oversized metadata is answered before the epoch check
+            # (``OffsetMetadataManager.commitOffset``): only the others are checked
+            limit = self.config.offset_metadata_max_bytes
+            tps = [TP(o.topic, o.partition) for o in valid if len(o.metadata) <= limit]
+            error = stale_commit(member, c.generation_id, tps, self.config.commit_partition_epochs)
         if error is not None:
             results += [
                 PartitionError(topic=o.topic, partition=o.partition, error=error) for o in valid
@@ -762,21 +783,6 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             s = replace(s, offsets=tuple(sorted((tp, off, m) for tp, (off, m) in stored.items())))
         results.sort(key=lambda r: (r.topic, r.partition))
         return s, OffsetCommitResponse(partitions=tuple(results))
-
-    def _stale(self, member: Member, epoch: int, tps: list[TP]) -> str | None:
-        """The epoch checks of ``ConsumerGroup.validateOffsetCommit``: the member's epoch commits
-        anything; a newer one is stale; an older one is stale before 4.3.0, and from 4.3.0 only
-        for a partition the member does not hold (assigned or pending revocation) or holds since
-        a later epoch (``createAssignmentEpochValidator``)."""
-        if epoch == member.member_epoch:
-            return None
-        if epoch > member.member_epoch or not self.config.commit_partition_epochs:
-            return STALE_MEMBER_EPOCH
-        for tp in tps:
-            since = member.assignment_epoch(tp)
-            if since is None or epoch < since:
-                return STALE_MEMBER_EPOCH
-        return None
 
     def _offset_fetch(self, s: ConsumerGroupState, c: OffsetFetch) -> OffsetFetchResponse:
         """Rule 11, ``OffsetMetadataManager.fetchOffsets`` + ``ConsumerGroup.validateOffsetFetch``:
@@ -820,6 +826,25 @@ def member_epoch_valid(
             and owned <= (member.assigned)
         )
     return True
+
+
+def stale_commit(
+    member: Member, epoch: int, tps: Iterable[TP], partition_epochs: bool
+) -> str | None:
+    """Rule 11, the epoch checks of ``ConsumerGroup.validateOffsetCommit``: the member's epoch
+    commits anything; a newer one is stale; an older one is stale before 4.3.0
+    (``partition_epochs`` false), and from 4.3.0 only for a partition the member does not hold
+    (assigned or pending revocation) or holds since a later epoch
+    (``createAssignmentEpochValidator``)."""
+    if epoch == member.member_epoch:
+        return None
+    if epoch > member.member_epoch or not partition_epochs:
+        return STALE_MEMBER_EPOCH
+    for tp in tps:
+        since = member.assignment_epoch(tp)
+        if since is None or epoch < since:
+            return STALE_MEMBER_EPOCH
+    return None
 
 
 def held_by_others(s: ConsumerGroupState, member_id: str, tp: TP) -> bool:

@@ -130,8 +130,8 @@ class ConsumerGroupMachine(EngineMachine):
     def _version(self, api: str, vi: int) -> int | None:
         """The ``vi``-th exercised version of ``api``; None if the target speaks none of them."""
         choices = self.context.versions.get(api, DEFAULT_CONSUMER_VERSIONS[api])
-        if api in DEFAULT_CONSUMER_VERSIONS and api.startswith("Offset"):
-            choices = [v for v in choices if v in DEFAULT_CONSUMER_VERSIONS[api]]
+        if api.startswith("Offset"):  # in this machine's order (the first is drawn most)
+            choices = [v for v in DEFAULT_CONSUMER_VERSIONS[api] if v in choices]
         return choices[vi % len(choices)] if choices else None
 
     # ------------------------------------------------------------------ learning

@@ -333,3 +333,21 @@ def test_an_empty_group_with_offsets_is_kept_and_takes_admin_commits():
     # epoch -1 (an admin or a consumer outside group management) commits in an Empty group
     assert errors(r.only(commit("c9", -1, 1), 2700)) == {"NONE"}
     assert [p.offset for p in r.only(fetch("c9"), 2800).partitions] == [10, 11, -1]
+
+
+def test_oversized_metadata_is_refused_before_an_older_epoch_is_checked():
+    # OffsetMetadataManager.commitOffset answers OFFSET_METADATA_TOO_LARGE for a partition before
+    # its per-partition epoch check (4.3.0+), so an older epoch with oversized metadata only is
+    # not STALE_MEMBER_EPOCH (found by the suite on 4.3.1: the first member, at epoch 2,
+    # committed at epoch 1 with oversized metadata); before 4.3.0 the epoch is checked first
+    r = Run(CONFIG)
+    r.only(join("c1"))  # epoch 2
+    assert errors(r.only(commit("c1", 1, 0, 1, meta="x" * 4097), 10)) == {
+        "OFFSET_METADATA_TOO_LARGE"
+    }
+    mixed = commit("c1", 1, 0, meta="x" * 4097)
+    mixed = replace(mixed, offsets=mixed.offsets + commit("c1", 1, 1).offsets)
+    assert errors(r.only(mixed, 20)) == {"STALE_MEMBER_EPOCH"}  # partition 1 is checked: all fail
+    old = Run(replace(CONFIG, commit_partition_epochs=False))
+    old.only(join("c1"))
+    assert errors(old.only(commit("c1", 1, 0, meta="x" * 4097), 10)) == {"STALE_MEMBER_EPOCH"}
