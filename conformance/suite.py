@@ -63,6 +63,7 @@ from kgc.properties.machine import (
     InvariantError,
     SuiteContext,
     machine_for,
+    time_scale_for,
 )
 
 if TYPE_CHECKING:
@@ -254,6 +255,11 @@ def run_suite(
         description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
         if negotiated.unsupported:
             description["unsupported_requests"] = dict(negotiated.unsupported)
+        # a broker that refuses the suite's short sessions gets the same search, slower; the
+        # consumer protocol's session is the broker's own setting, not drawn, so not scaled
+        time_scale = time_scale_for(description["group_config"]) if protocol == "classic" else 1
+        if time_scale > 1:
+            description["time_scale"] = time_scale
         result = SuiteResult(profile=profile, seed=seed, target=description)
         topic = f"{group_prefix}suite-{run_id}"
         cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
@@ -333,6 +339,9 @@ def run_suite(
             manifest_extra=manifest_extra,
             on_example_end=on_example_end,
             topic=topic,
+            time_scale=time_scale,
+            wait_when_parked=protocol == "classic"
+            and int(description["group_config"].get("group.initial.rebalance.delay.ms") or 0) > 0,
         )
         ctx.new_group_id = lambda: f"{group_prefix}{run_id}-{next(counter)}"
         machine_cls = driven.machine(ctx)

@@ -203,6 +203,8 @@ def _rules_line(d: dict) -> str:
 
 
 def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
+    from kgc.properties.machine import SESSION_TIMEOUTS_MS
+
     busy_s = result.wall_s - result.tick_ms / 1000
     busy_rate = f"{result.commands / busy_s:.1f}" if busy_s > 0.05 else "n/a"
     lines = [
@@ -226,6 +228,16 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]
+    scale = result.target.get("time_scale")
+    if scale:
+        key = "group.min.session.timeout.ms"
+        source = (result.target.get("fact_sources") or {}).get(key, "assumed")
+        floor = (result.target.get("group_config") or {}).get(key)
+        lines.append(
+            f"  time         {scale}× slower: the broker's {key} is {floor} ms ({source}), so "
+            f"every drawn session, rebalance timeout and tick is {scale}× the suite's "
+            f"(sessions {SESSION_TIMEOUTS_MS[0] * scale} and {SESSION_TIMEOUTS_MS[-1] * scale} ms)"
+        )
     if args.record is not None:
         lines.append(f"  recorded     {len(result.recorded)} traces into {args.record}")
     unsupported = result.target.get("unsupported_requests") or {}

@@ -62,7 +62,7 @@ from kgc.model.profiles import GroupConfig
 from kgc.model.rebalance import fire_join_timer, fire_sync_timer
 from kgc.model.state import GroupState, with_outbox
 from kgc.model.sync import handle_sync_group
-from kgc.model.timed import TimedModel
+from kgc.model.timed import TIE_MS, TimedModel
 from kgc.model.txn import Txn, explore
 
 Handler = Callable[[Txn, int, Any], None]
@@ -175,6 +175,23 @@ class ClassicGroupModel(TimedModel[GroupState]):
             if best is None or d < best:
                 return d
         return best
+
+    def tied(self, state: GroupState, timer: Timer) -> list[Timer]:
+        deadline, kind, key = timer
+        if kind == DEFERRED:
+            return []
+        out: list[Timer] = []
+        if state.join_timer is not None:
+            out.append((state.join_timer.deadline_ms, JOIN, ""))
+        out.extend(
+            (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
+            for m in state.members
+            if m.heartbeat_deadline_ms is not None
+        )
+        out.extend((p.deadline_ms, PENDING, p.member_id) for p in state.pending_members)
+        if state.sync_timer is not None:
+            out.append((state.sync_timer.deadline_ms, SYNC, ""))
+        return [t for t in out if t != timer and deadline <= t[0] < deadline + TIE_MS]
 
     def fire(self, state: GroupState, timer: Timer) -> list[GroupState]:
         deadline, kind, key = timer

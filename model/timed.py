@@ -4,8 +4,9 @@ Both group models (the classic ``ClassicGroupModel`` and KIP-848's ``ConsumerGro
 of request handlers and timers over frozen states. What they share is written once here:
 
 * **Timers** (:meth:`TimedModel.advance`): every timer due at or before ``must_until`` fires, in
-  deadline order; each timer due at or before ``may_until`` may fire or not (the checker's
-  tolerance window), so every prefix of those is a successor.
+  deadline order (two due within ``TIE_MS`` of each other in either order: :meth:`tied`); each
+  timer due at or before ``may_until`` may fire or not (the checker's tolerance window), so every
+  prefix of those is a successor.
 * **The reorder window** (:meth:`TimedModel.invoke`): two *clients'* requests sent less than
   ``reorder_window_ms`` apart may be handled by the broker in either order (requests on two
   connections race through the network threads and the request queue), never one client's two (a
@@ -33,6 +34,14 @@ from kgc.model.state import Deferred
 
 S = TypeVar("S")
 Timer = tuple[float, Any, str]  # (deadline ms, kind (a name or a number, per model), key)
+# Two of the coordinator's timers due less than this apart fire in either order. Kafka's
+# coordinator timer (``CoordinatorTimerImpl``, server-common's ``SystemTimer``: a hierarchical
+# timing wheel with 1 ms ticks) runs the tasks of one expired bucket in list order, not deadline
+# order, and queues each expiry as an event of its own; and the deadlines the model computes from
+# the client's side of the wire are not the broker's integer-millisecond ones. Seen on 4.3.1 with
+# a static member whose session and the group's rebalance timeout (both 12 s) restarted in one
+# event: its heartbeat expired first and the join phase completed without it.
+TIE_MS = 1.0
 
 
 class TimedModel(Model[S]):
@@ -49,6 +58,17 @@ class TimedModel(Model[S]):
     @abstractmethod
     def fire(self, state: S, timer: Timer) -> list[S]:
         """Every successor of ``state`` once ``timer`` fired."""
+
+    def tied(self, state: S, timer: Timer) -> list[Timer]:
+        """The coordinator's other timers due within ``TIE_MS`` after ``timer``: they may fire
+        before it (default: none)."""
+        return []
+
+    def _fire_next(self, state: S, timer: Timer) -> list[S]:
+        out = self.fire(state, timer)
+        for other in self.tied(state, timer):
+            out.extend(self.fire(state, other))
+        return out
 
     def provisional(self, state: S) -> bool:
         """True for a state in which a request is held back (``deferred``): it exists only in case
@@ -91,7 +111,7 @@ class TimedModel(Model[S]):
             if t is None or t[0] > must_until:
                 done.append(s)
             else:
-                work.extend(self.fire(s, t))
+                work.extend(self._fire_next(s, t))
         if may_until <= must_until:
             return done if len(done) < 2 else list(dict.fromkeys(done))
         result = dict.fromkeys(done)
@@ -101,7 +121,7 @@ class TimedModel(Model[S]):
             for s in frontier:
                 t = self.next_timer(s)
                 if t is not None and t[0] <= may_until:
-                    for s2 in self.fire(s, t):
+                    for s2 in self._fire_next(s, t):
                         if s2 not in result:
                             result[s2] = None
                             nxt.append(s2)

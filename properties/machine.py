@@ -69,6 +69,18 @@ PROTOCOL_SETS: tuple[tuple[str, ...], ...] = (("range",), ("range", "roundrobin"
 PROTOCOL_CHANGES = ("add", "swap", "same")  # how ``rejoin`` changes a client's protocol list
 
 
+def time_scale_for(group_config: dict[str, Any]) -> int:
+    """How much slower the classic search runs against a broker that refuses the suite's short
+    sessions: the smallest whole factor that lifts the shortest drawn session
+    (``SESSION_TIMEOUTS_MS[0]``) to ``group.min.session.timeout.ms``. Every drawn session,
+    rebalance timeout and tick, and the deadline horizon, is multiplied by it (the draws
+    themselves, and so what a seed explores, stay the same); the pauses that order requests
+    (``SETTLE_MS``) and the checker's tolerances are not, since they measure the network and the
+    broker's threads, not its timers. Kafka's default minimum, 6000 ms, gives 6."""
+    low = int(group_config.get("group.min.session.timeout.ms") or 0)
+    return max(1, -(-low // SESSION_TIMEOUTS_MS[0]))
+
+
 def changed_protocols(protocols: tuple[str, ...], change: str) -> tuple[str, ...]:
     """``add``: append a protocol the list lacks, or reverse a list that has them all (still
     shares every protocol it had); ``swap``: the next set of :data:`PROTOCOL_SETS` (may share
@@ -116,6 +128,12 @@ class SuiteContext:
     first_failure_at: float | None = None
     assignment_checks: int = 0
     tick_ms: int = 0
+    # drawn sessions, rebalance timeouts and ticks are multiplied by this (``time_scale_for``)
+    time_scale: int = 1
+    # a rule drawn for a client that waits for an answer lets time pass instead of doing
+    # nothing (``GroupMachine._busy``): on for a broker whose every first join parks for
+    # ``group.initial.rebalance.delay.ms`` (Kafka's default: 3 s), where most steps were lost
+    wait_when_parked: bool = False
 
     def version(self, api: str, index: int) -> int:
         """The ``index``-th exercised version of ``api`` (wrapping). Versions are drawn as plain
@@ -247,6 +265,16 @@ class EngineMachine(RuleBasedStateMachine):
     def _idle(self, client: str) -> bool:
         return not self.target.in_flight(client)
 
+    def _busy(self, client: str) -> bool:
+        """Whether ``client`` still waits for an answer, so a rule drawn for it sends nothing.
+        With ``SuiteContext.wait_when_parked`` the rule lets time run to just past the next
+        deadline instead, as the client itself would wait."""
+        if self._idle(client):
+            return False
+        if self.context.wait_when_parked:
+            self._tick_to(kind="any", which=0, side="after")
+        return True
+
     @rule(ms=st.sampled_from(("next-deadline", *TICKS_MS)))
     def tick(self, ms: int | str) -> None:
         """Let time pass: a fixed amount, or — the first choice, which Hypothesis draws most
@@ -256,7 +284,7 @@ class EngineMachine(RuleBasedStateMachine):
         if isinstance(ms, str):
             self._tick_to(kind="any", which=0, side="after")
         else:
-            self._run(Tick(ms=ms))
+            self._run(Tick(ms=ms * self.context.time_scale))
 
     def _tick_to(self, *, kind: str, which: int, side: str) -> None:
         if self.failed_check is not None:
@@ -265,7 +293,7 @@ class EngineMachine(RuleBasedStateMachine):
         now = self.target.now_ms()
         # only deadlines the suite's own timeouts produce: Kafka's 5-minute new-member join
         # timeout is a deadline too, and waiting it out would stall the run for minutes
-        horizon = now + MAX_DEADLINE_TICK_MS
+        horizon = now + MAX_DEADLINE_TICK_MS * self.context.time_scale
         deadlines = sorted(
             {
                 d
@@ -372,10 +400,11 @@ class GroupMachine(EngineMachine):
         self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]
     ) -> str:
         name = f"c{len(self.views) + 1}"
+        scale = self.context.time_scale
         self.views[name] = ClientView(
             client=name,
-            session_timeout_ms=session,
-            rebalance_timeout_ms=max(rebalance, session),
+            session_timeout_ms=session * scale,
+            rebalance_timeout_ms=max(rebalance, session) * scale,
             group_instance_id=f"{name}-instance" if static else None,
             protocols=protocols,
             metadata=subscription([self.topic]),
@@ -433,7 +462,7 @@ class GroupMachine(EngineMachine):
 
     @rule(client=clients, vi=VERSION_INDEX, fresh=st.booleans())
     def join(self, client: str, vi: int, fresh: bool) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         v = self.views[client]
         version = self.context.version("JoinGroup", vi)
@@ -517,7 +546,7 @@ class GroupMachine(EngineMachine):
         self._rejoin(client, self.context.version("JoinGroup", vi), change)
 
     def _rejoin(self, client: str, version: int, change: str) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         v = self.views[client]
         if not v.member_id:
@@ -536,7 +565,7 @@ class GroupMachine(EngineMachine):
         (JoinGroup v5+ with its ``group.instance.id``) *replaces* its old member id (KIP-345); the
         old id, remembered, is what ``zombie`` sends. A dynamic member becomes a second member
         while its old id lives on until its session expires."""
-        if not self._idle(client):
+        if self._busy(client):
             return
         self.views[client].restart()
         self._enter(client, self.context.version("JoinGroup", vi))
@@ -552,7 +581,7 @@ class GroupMachine(EngineMachine):
         zombie (KIP-345). Kafka answers ``FENCED_INSTANCE_ID`` while the instance is a member, and
         ``UNKNOWN_MEMBER_ID`` when it is not (``ClassicGroup.validateMember``; LeaveGroup per
         member)."""
-        if not self._idle(client):
+        if self._busy(client):
             return
         command = self.views[client].zombie(
             api,
@@ -568,7 +597,7 @@ class GroupMachine(EngineMachine):
         ``group.{min,max}.session.timeout.ms`` (1 ms, or Integer.MAX_VALUE ms): Kafka refuses it
         ``INVALID_SESSION_TIMEOUT`` before anything else. The model is configured from the
         broker's own bounds, so a broker whose bounds do admit it is still predicted."""
-        if not self._idle(client):
+        if self._busy(client):
             return
         version = self.context.version("JoinGroup", vi)
         session = 2**31 - 1 if high else 1
@@ -580,7 +609,7 @@ class GroupMachine(EngineMachine):
 
     @rule(client=clients, vi=VERSION_INDEX, stale=st.booleans())
     def sync(self, client: str, vi: int, stale: bool) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         if self.views[client].generation_id < 0 and not stale:
             return
@@ -598,7 +627,7 @@ class GroupMachine(EngineMachine):
         client=clients, vi=VERSION_INDEX, generation=st.sampled_from(("current", "stale", "none"))
     )
     def heartbeat(self, client: str, vi: int, generation: str) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         version = self.context.version("Heartbeat", vi)
         self._run(self.views[client].heartbeat(version=version, generation=generation))
@@ -608,7 +637,7 @@ class GroupMachine(EngineMachine):
         """LeaveGroup for the client itself, for a stranger's member id, or — a static client
         only — by ``group.instance.id`` alone with an empty member id (KIP-345's admin removal:
         the instance's current member is removed)."""
-        if not self._idle(client):
+        if self._busy(client):
             return
         command = self.views[client].leave_group(
             version=self.context.version("LeaveGroup", vi), who=who
@@ -623,7 +652,7 @@ class GroupMachine(EngineMachine):
         offset=st.integers(0, 1000),
     )
     def commit(self, client: str, vi: int, generation: str, offset: int) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=offset),)
         version = self.context.version("OffsetCommit", vi)
@@ -635,7 +664,7 @@ class GroupMachine(EngineMachine):
 
     @rule(client=clients, vi=VERSION_INDEX)
     def fetch(self, client: str, vi: int) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         version = self.context.version("OffsetFetch", vi)
         partitions = (TopicPartition(topic=self.topic, partition=0),)
@@ -643,14 +672,14 @@ class GroupMachine(EngineMachine):
 
     @rule(client=clients, vi=VERSION_INDEX)
     def describe(self, client: str, vi: int) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         version = self.context.version("DescribeGroups", vi)
         self._run(self.views[client].describe_groups(version=version))
 
     @rule(client=clients, vi=VERSION_INDEX)
     def find_coordinator(self, client: str, vi: int) -> None:
-        if not self._idle(client):
+        if self._busy(client):
             return
         version = self.context.version("FindCoordinator", vi)
         self._run(self.views[client].find_coordinator(version=version))

@@ -24,8 +24,13 @@ def test_expiry_inside_the_tolerance_window_is_both_fired_and_not() -> None:
     # Checking at t=990 with a 20 ms early window: the expiries may or may not have fired.
     branches = m.advance(s, must_until=890, may_until=1_010)
     sizes = sorted(len(b.members) for b in branches)
-    # Prefix branching in deadline order: none fired, c1 fired, c1 and c2 fired -> 3 states.
-    assert sizes == [0, 1, 2]
+    # Prefix branching: none fired, c1 fired, c2 fired, both fired -> 4 states (the two
+    # deadlines are equal, so either may fire first: ``TIE_MS``).
+    assert sizes == [0, 1, 1, 2]
+    assert {tuple(m.member_id for m in b.members) for b in branches if len(b.members) == 1} == {
+        ("c1-1",),
+        ("c2-1",),
+    }
     # Well past the deadline (must >= deadline) only the expired state remains.
     assert [len(b.members) for b in m.advance(s, must_until=1_001, may_until=1_021)] == [0]
 
@@ -169,3 +174,33 @@ def test_timers_may_fire_between_two_swapped_requests() -> None:
         members=(JoinedMember(member_id="c2-1", metadata="m"),),
     )
     assert c.feed(Receive(step=3, at_ms=4.9, request_id=3, response=alone)) is None
+
+
+def test_timers_due_together_fire_in_either_order_as_recorded_on_4_3_1() -> None:
+    """A history recorded against Apache Kafka 4.3.1 (Kafka's default group settings, so 12 s
+    timeouts): c2's session expired while the group was CompletingRebalance, so the coordinator
+    started a rebalance and answered the static member c1's parked SyncGroup
+    REBALANCE_IN_PROGRESS, restarting c1's 12 s session in the same event as the 12 s join phase.
+    c1 never rejoined. When both fell due the broker expired c1's session first, and the join
+    phase completed with the new member c2-2 alone, as its leader (the static c1 would have stayed
+    had the join phase fired first). The model allows either order of timers due within
+    ``TIE_MS``; firing them strictly in deadline order, it rejects the broker's answer."""
+    from pathlib import Path
+
+    from kgc.engine.registry import build
+    from kgc.engine.traces import load
+    from kgc.model.timed import TimedModel
+
+    trace = load(Path(__file__).parent / "data" / "tied_timers_static_member_4.3.1.json")
+    events = list(trace.events)
+
+    def check(model: ClassicGroupModel) -> object:
+        return Checker(model, CheckerConfig(**trace.manifest["checker"])).feed_all(events)
+
+    model = build(trace.manifest["model"], trace.manifest["group_id"])
+    assert check(model) is None
+    strict = build(trace.manifest["model"], trace.manifest["group_id"])
+    strict.tied = lambda state, timer: TimedModel.tied(strict, state, timer)  # type: ignore[method-assign]
+    divergence = check(strict)
+    assert divergence is not None
+    assert "request 14" in divergence.reason
