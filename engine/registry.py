@@ -56,7 +56,8 @@ REORDER_WINDOW_MS = 100.0
 def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict[str, Any]:
     """The manifest's ``model`` record: profile name and every GroupConfig setting but group_id.
     ``reorder``: allow two clients' close requests in either order (:data:`REORDER_WINDOW_MS`)."""
-    config: dict[str, Any] = {}
+    # a live coordinator's periodic cleanup may delete an Empty group at any moment
+    config: dict[str, Any] = {"empty_group_may_vanish": True}
     if reorder:
         config["reorder_window_ms"] = REORDER_WINDOW_MS
     for setting, field_name in SETTINGS.items():

@@ -60,7 +60,7 @@ from kgc.model.leave import handle_leave_group
 from kgc.model.offsets import handle_offset_commit, handle_offset_fetch
 from kgc.model.profiles import GroupConfig
 from kgc.model.rebalance import fire_join_timer, fire_sync_timer
-from kgc.model.state import GroupState, with_outbox
+from kgc.model.state import EMPTY, GroupState, with_outbox
 from kgc.model.sync import handle_sync_group
 from kgc.model.timed import TIE_MS, TimedModel
 from kgc.model.txn import Txn, explore
@@ -78,8 +78,9 @@ HANDLERS: dict[str, Handler] = {
     FindCoordinator.type: handle_find_coordinator,
 }
 
-# timer kinds, in the order they fire when deadlines are equal
-DEFERRED, JOIN, HEARTBEAT, PENDING, SYNC = 0, 1, 2, 3, 4
+# timer kinds, in the order they fire when deadlines are equal: a heartbeat set in the same event
+# as the join or sync timer was scheduled before it (``Profile.one_coordinator_timer``)
+DEFERRED, HEARTBEAT, JOIN, PENDING, SYNC = 0, 1, 2, 3, 4
 TIMER_NAMES = {
     DEFERRED: "deferred request",
     JOIN: "join phase",
@@ -112,6 +113,30 @@ def _coordinator_timer(state: GroupState) -> Timer | None:
     return best
 
 
+def _deletable(s: GroupState) -> bool:
+    """Empty with nothing the cleanup keeps it for (``GroupConfig.empty_group_may_vanish``)."""
+    return (
+        s.exists
+        and s.state == EMPTY
+        and not s.members
+        and not s.pending_members
+        and not s.offsets
+        and s.join_timer is None
+    )
+
+
+def _deleted(s: GroupState) -> GroupState:
+    """The group after the cleanup: gone; what is in flight to clients and the member ids the
+    model has named (``issued_ids``, ``unrevealed``) stay."""
+    return GroupState(
+        issued_ids=s.issued_ids,
+        unrevealed=s.unrevealed,
+        outbox=s.outbox,
+        deferred=s.deferred,
+        now_ms=s.now_ms,
+    )
+
+
 class ClassicGroupModel(TimedModel[GroupState]):
     """The reference model of one classic consumer group."""
 
@@ -139,6 +164,15 @@ class ClassicGroupModel(TimedModel[GroupState]):
     ) -> Iterable[GroupState]:
         """Unchanged: see the module docstring (``ClusterGroupModel`` models coordinator faults)."""
         return [state]
+
+    def advance(
+        self, state: GroupState, *, must_until: float, may_until: float
+    ) -> list[GroupState]:
+        out = super().advance(state, must_until=must_until, may_until=may_until)
+        if not self.config.empty_group_may_vanish:
+            return out
+        gone = [_deleted(s) for s in out if _deletable(s)]
+        return list(dict.fromkeys(out + gone)) if gone else out
 
     # ------------------------------------------------------------------ steps
     def apply(
@@ -177,21 +211,35 @@ class ClassicGroupModel(TimedModel[GroupState]):
         return best
 
     def tied(self, state: GroupState, timer: Timer) -> list[Timer]:
-        deadline, kind, key = timer
-        if kind == DEFERRED:
+        """Timers that may fire before ``timer``, the next one by (deadline, kind, key). 3.9 only
+        (``one_coordinator_timer`` false): a heartbeat or pending-member timer and a join or sync
+        timer due within ``TIE_MS`` of each other run on two timer threads, either first.
+
+        Left out on purpose: heartbeats of several members due at the same instant were set in one
+        event, in ``group.allMembers()`` order (a ``HashMap``), so Kafka may expire them in any
+        order; the model expires them in member-id order. Allowing every order makes a member
+        whose parked join is wrongly expired (``pending-join-not-alive``) indistinguishable from
+        Kafka whenever another member's heartbeat is due at the same instant, and no history seen
+        so far needed another order."""
+        deadline, kind, _ = timer
+        if kind == DEFERRED or self.config.profile.one_coordinator_timer:
             return []
-        out: list[Timer] = []
-        if state.join_timer is not None:
-            out.append((state.join_timer.deadline_ms, JOIN, ""))
-        out.extend(
-            (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
-            for m in state.members
-            if m.heartbeat_deadline_ms is not None
-        )
-        out.extend((p.deadline_ms, PENDING, p.member_id) for p in state.pending_members)
-        if state.sync_timer is not None:
-            out.append((state.sync_timer.deadline_ms, SYNC, ""))
-        return [t for t in out if t != timer and deadline <= t[0] < deadline + TIE_MS]
+        if kind in (JOIN, SYNC):
+            other = [
+                (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
+                for m in state.members
+                if m.heartbeat_deadline_ms is not None
+            ] + [(p.deadline_ms, PENDING, p.member_id) for p in state.pending_members]
+        else:
+            other = [
+                t
+                for t in (
+                    (state.join_timer.deadline_ms, JOIN, "") if state.join_timer else None,
+                    (state.sync_timer.deadline_ms, SYNC, "") if state.sync_timer else None,
+                )
+                if t is not None
+            ]
+        return [t for t in other if deadline <= t[0] < deadline + TIE_MS]
 
     def fire(self, state: GroupState, timer: Timer) -> list[GroupState]:
         deadline, kind, key = timer

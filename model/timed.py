@@ -4,7 +4,7 @@ Both group models (the classic ``ClassicGroupModel`` and KIP-848's ``ConsumerGro
 of request handlers and timers over frozen states. What they share is written once here:
 
 * **Timers** (:meth:`TimedModel.advance`): every timer due at or before ``must_until`` fires, in
-  deadline order (two due within ``TIE_MS`` of each other in either order: :meth:`tied`); each
+  deadline order, or in an order :meth:`tied` allows for timers due together; each
   timer due at or before ``may_until`` may fire or not (the checker's tolerance window), so every
   prefix of those is a successor.
 * **The reorder window** (:meth:`TimedModel.invoke`): two *clients'* requests sent less than
@@ -34,13 +34,9 @@ from kgc.model.state import Deferred
 
 S = TypeVar("S")
 Timer = tuple[float, Any, str]  # (deadline ms, kind (a name or a number, per model), key)
-# Two of the coordinator's timers due less than this apart fire in either order. Kafka's
-# coordinator timer (``CoordinatorTimerImpl``, server-common's ``SystemTimer``: a hierarchical
-# timing wheel with 1 ms ticks) runs the tasks of one expired bucket in list order, not deadline
-# order, and queues each expiry as an event of its own; and the deadlines the model computes from
-# the client's side of the wire are not the broker's integer-millisecond ones. Seen on 4.3.1 with
-# a static member whose session and the group's rebalance timeout (both 12 s) restarted in one
-# event: its heartbeat expired first and the join phase completed without it.
+# Timers of two different timer threads (3.9's heartbeat and rebalance purgatories) due less
+# than this apart fire in either order: each thread runs what its 1 ms tick expired
+# (``ClassicGroupModel.tied``, ``Profile.one_coordinator_timer``).
 TIE_MS = 1.0
 
 

@@ -24,13 +24,8 @@ def test_expiry_inside_the_tolerance_window_is_both_fired_and_not() -> None:
     # Checking at t=990 with a 20 ms early window: the expiries may or may not have fired.
     branches = m.advance(s, must_until=890, may_until=1_010)
     sizes = sorted(len(b.members) for b in branches)
-    # Prefix branching: none fired, c1 fired, c2 fired, both fired -> 4 states (the two
-    # deadlines are equal, so either may fire first: ``TIE_MS``).
-    assert sizes == [0, 1, 1, 2]
-    assert {tuple(m.member_id for m in b.members) for b in branches if len(b.members) == 1} == {
-        ("c1-1",),
-        ("c2-1",),
-    }
+    # Prefix branching in deadline order: none fired, c1 fired, c1 and c2 fired -> 3 states.
+    assert sizes == [0, 1, 2]
     # Well past the deadline (must >= deadline) only the expired state remains.
     assert [len(b.members) for b in m.advance(s, must_until=1_001, may_until=1_021)] == [0]
 
@@ -176,31 +171,93 @@ def test_timers_may_fire_between_two_swapped_requests() -> None:
     assert c.feed(Receive(step=3, at_ms=4.9, request_id=3, response=alone)) is None
 
 
-def test_timers_due_together_fire_in_either_order_as_recorded_on_4_3_1() -> None:
+def _recorded_tie() -> tuple[object, list]:
+    from pathlib import Path
+
+    from kgc.engine.traces import load
+
+    trace = load(Path(__file__).parent / "data" / "tied_timers_static_member_4.3.1.json")
+    return trace, list(trace.events)
+
+
+def test_a_heartbeat_set_with_the_join_timer_fires_first_on_4x_as_recorded() -> None:
     """A history recorded against Apache Kafka 4.3.1 (Kafka's default group settings, so 12 s
     timeouts): c2's session expired while the group was CompletingRebalance, so the coordinator
-    started a rebalance and answered the static member c1's parked SyncGroup
-    REBALANCE_IN_PROGRESS, restarting c1's 12 s session in the same event as the 12 s join phase.
-    c1 never rejoined. When both fell due the broker expired c1's session first, and the join
-    phase completed with the new member c2-2 alone, as its leader (the static c1 would have stayed
-    had the join phase fired first). The model allows either order of timers due within
-    ``TIE_MS``; firing them strictly in deadline order, it rejects the broker's answer."""
+    started a rebalance, answered the static member c1's parked SyncGroup REBALANCE_IN_PROGRESS
+    and restarted c1's 12 s session, then scheduled the 12 s join phase: one event. c1 never
+    rejoined. When both fell due the broker expired c1's session first, and the join phase
+    completed with the new member c2-2 alone, as its leader. The model fires a heartbeat before a
+    join timer due at the same instant (``Profile.one_coordinator_timer``); in the old order (the
+    join phase first, keeping the static c1) it rejects the broker's answer."""
+    from kgc.engine.registry import build
+    from kgc.model.group import HEARTBEAT, JOIN
+
+    class JoinFirst(ClassicGroupModel):
+        def next_timer(self, state):  # noqa: ANN001, ANN202
+            t = super().next_timer(state)
+            join = state.join_timer
+            if t and t[1] == HEARTBEAT and join and join.deadline_ms == t[0]:
+                return (t[0], JOIN, "")
+            return t
+
+    trace, events = _recorded_tie()
+    manifest = trace.manifest  # type: ignore[attr-defined]
+
+    def check(model: ClassicGroupModel) -> object:
+        return Checker(model, CheckerConfig(**manifest["checker"])).feed_all(events)
+
+    model = build(manifest["model"], manifest["group_id"])
+    assert check(model) is None
+    divergence = check(JoinFirst(model.config))
+    assert divergence is not None
+    assert "request 14" in divergence.reason  # type: ignore[attr-defined]
+
+
+def test_on_3_9_a_heartbeat_and_the_join_timer_due_together_fire_in_either_order() -> None:
+    """3.9 runs them on two purgatories' timer threads: the same moment of the recorded history
+    has both outcomes there (c1 expired first, or the join phase completed keeping the static
+    c1), and only the first on 4.x."""
+    from kgc.engine.registry import build
+
+    trace, events = _recorded_tie()
+    manifest = trace.manifest  # type: ignore[attr-defined]
+    due = max(e.at_ms for e in events if hasattr(e, "at_ms")) - 1  # just before the answer
+    outcomes = {}
+    for profile in ("kafka-4.x", "kafka-3.9"):
+        model = build({**manifest["model"], "profile": profile}, manifest["group_id"])
+        checker = Checker(model, CheckerConfig(**manifest["checker"]))
+        assert checker.feed_all(events[:-1]) is None
+        outcomes[profile] = {
+            tuple(sorted(m.member_id for m in s.members))
+            for state in checker.states
+            for s in model.advance(state, must_until=due, may_until=due)
+        }
+    assert outcomes["kafka-4.x"] == {("c2-2",)}
+    assert outcomes["kafka-3.9"] == {("c2-2",), ("c1-1", "c2-2")}
+
+
+def test_an_empty_group_may_be_deleted_by_the_cleanup_as_recorded_on_4_3_1() -> None:
+    """Recorded against Apache Kafka 4.3.1 (suite settings): c2 joined (generation 1) and its 1 s
+    session expired, leaving the group Empty at generation 2 with no offsets; a second later a
+    new member's join was answered generation 1: the coordinator's periodic cleanup
+    (``cleanupGroupMetadata``) had deleted the group in between, and the join made it anew. The
+    model allows that when ``empty_group_may_vanish`` is on (every run against a broker), and
+    rejects the answer without it."""
+    from dataclasses import replace as evolve
     from pathlib import Path
 
     from kgc.engine.registry import build
     from kgc.engine.traces import load
-    from kgc.model.timed import TimedModel
 
-    trace = load(Path(__file__).parent / "data" / "tied_timers_static_member_4.3.1.json")
-    events = list(trace.events)
+    trace = load(Path(__file__).parent / "data" / "empty_group_deleted_4.3.1.json")
+    manifest = trace.manifest
+    model = build(manifest["model"], manifest["group_id"])
+    assert model.config.empty_group_may_vanish
 
-    def check(model: ClassicGroupModel) -> object:
-        return Checker(model, CheckerConfig(**trace.manifest["checker"])).feed_all(events)
+    def check(m: ClassicGroupModel) -> object:
+        return Checker(m, CheckerConfig(**manifest["checker"])).feed_all(list(trace.events))
 
-    model = build(trace.manifest["model"], trace.manifest["group_id"])
     assert check(model) is None
-    strict = build(trace.manifest["model"], trace.manifest["group_id"])
-    strict.tied = lambda state, timer: TimedModel.tied(strict, state, timer)  # type: ignore[method-assign]
-    divergence = check(strict)
-    assert divergence is not None
-    assert "request 14" in divergence.reason
+    kept = ClassicGroupModel(evolve(model.config, empty_group_may_vanish=False))
+    divergence = check(kept)
+    assert divergence is not None and "generation_id" in divergence.reason
