@@ -1,7 +1,7 @@
 """A broker at Kafka's default group settings gets the whole search, slower (issue: "Any
 Kafka-protocol broker", item 3): ``time_scale_for`` and ``SuiteContext.wait_when_parked``, driven
 against the model on a virtual clock (``ModelTarget``), so the ticks cost nothing here. The same
-search against real brokers: ``tests/differential/test_time_scale.py``."""
+search against real brokers: ``tests/differential/test_time_scale.py`` (this one on the model)."""
 
 from __future__ import annotations
 
