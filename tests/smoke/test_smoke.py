@@ -180,6 +180,18 @@ class Members:
         assert r.error == "MEMBER_ID_REQUIRED" and r.member_id == f"{client}-1", r
         return r.member_id
 
+    def joined(self, client: str, member_id: str):  # noqa: ANN201
+        """A JoinGroup answered, sent again while the coordinator answers
+        COORDINATOR_LOAD_IN_PROGRESS, as Kafka's clients do (seen in CI on 4.3.1, mid-session,
+        on the JoinGroup right after MEMBER_ID_REQUIRED; cause not found)."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            (r,) = self.wait(self.send(self.join(client, member_id)))
+            if r.error != "COORDINATOR_LOAD_IN_PROGRESS":
+                return r
+            assert time.monotonic() < deadline, "the coordinator stayed loading"
+            time.sleep(0.1)
+
     def sync(self, client: str, member_id: str, generation: int, assignments=()) -> m.SyncGroup:
         return m.SyncGroup(
             client=client,
@@ -221,7 +233,7 @@ def test_pending_join_does_not_block_another_members_connection(cluster, kgc_gro
     member's connection, so another member's requests on its own connection are answered."""
     g = Members(cluster, kgc_group_id)
     id2 = g.member_id("c2")
-    (r,) = g.wait(g.send(g.join("c2", id2)))
+    r = g.joined("c2", id2)
     assert (r.error, r.generation_id, r.leader, r.member_id) == ("NONE", 1, id2, id2)
     g.wait(g.send(g.sync("c2", id2, 1, [(id2, "x")])))
     assert g.describe("c2").group_state == "Stable"
