@@ -82,6 +82,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(a trace corpus for `kgc report`)",
     )
     group.addoption(
+        "--kgc-broker-logs",
+        metavar="DIR",
+        default=None,
+        help="keep the log of every broker node kgc started into DIR when the session ends "
+        "(they are otherwise deleted with the broker)",
+    )
+    group.addoption(
         "--kgc-mode",
         choices=("kraft", "zookeeper"),
         default="kraft",
@@ -140,7 +147,33 @@ def _open(config: pytest.Config, nodes: int) -> Generator[Any, None, None]:
         mode=config.getoption("--kgc-mode"),
         nodes=nodes,
     ) as broker:
-        yield broker
+        try:
+            yield broker
+        finally:
+            _keep_logs(config.getoption("--kgc-broker-logs"), broker)
+
+
+def _keep_logs(folder: str | None, broker: Any) -> None:
+    """Copy each node's log of an embedded broker into ``folder``, named by version, cluster
+    size and node id, never over a log kept before (a number is added instead)."""
+    if folder is None or not hasattr(broker, "log_path"):
+        return
+    import shutil
+    from pathlib import Path
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    d = broker.describe()
+    for node_id in d.get("node_ids") or []:
+        src = broker.log_path(node_id)
+        if not src.exists():
+            continue
+        stem = f"kafka-{d.get('version')}-{d.get('nodes')}n-node{node_id}"
+        dest, n = out / f"{stem}.log", 1
+        while dest.exists():
+            n += 1
+            dest = out / f"{stem}-{n}.log"
+        shutil.copyfile(src, dest)
 
 
 @pytest.fixture(scope="session")
