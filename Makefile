@@ -30,6 +30,9 @@ lint: $(STAMP)
 # Both differential passes record every example's trace into one corpus (CI_DIR is make's own
 # scratch folder, under the gitignored build/, emptied first so no stale corpus leaks in); the
 # CI report is built from that corpus and checked as a person sees it, in headless Chromium.
+# The session brokers' logs are kept; one that reloaded a coordinator because its state machine
+# fell out of step with the log means a test wrote into the shared __consumer_offsets, which turns
+# into COORDINATOR_LOAD_IN_PROGRESS in unrelated tests minutes later: that fails CI by itself.
 # ci_report_check.py is not a test_*.py file: only this step runs it (see its docstring).
 CI_DIR := build/kgc-ci
 CI_VERSIONS := 4.3.1 3.9.2
@@ -40,10 +43,13 @@ CI_VERSIONS := 4.3.1 3.9.2
 test: lint
 	rm -rf $(CI_DIR)
 	$(PY) -m pytest tests/quality
-	$(PY) -m pytest --kgc-record $(CI_DIR)/corpus --ignore=tests/quality
+	$(PY) -m pytest --kgc-record $(CI_DIR)/corpus --ignore=tests/quality \
+	  --kgc-broker-logs $(CI_DIR)/broker-logs
 	$(PY) -m pytest -m broker tests/smoke tests/differential tests/findings/test_consumer_metadata.py \
 	  tests/test_traces.py \
-	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus
+	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus --kgc-broker-logs $(CI_DIR)/broker-logs
+	@! grep -l "out of sync with the underlying log" $(CI_DIR)/broker-logs/kafka-*-1n-*.log || \
+	  { echo "a test wrote into the shared session broker's __consumer_offsets (see above)"; exit 1; }
 	$(PY) -m kgc.cli report $(CI_DIR)/corpus --out $(CI_DIR)/report \
 	  --title "kgc CI report: traces recorded against Apache Kafka $(CI_VERSIONS)"
 	KGC_CI_CORPUS=$(CI_DIR)/corpus KGC_CI_REPORT=$(CI_DIR)/report KGC_CI_VERSIONS="$(CI_VERSIONS)" \
