@@ -37,9 +37,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgc.conformance import wire
-from kgc.conformance.client import Cluster, ConnectionClosedError, GroupClient, Handle
-from kgc.engine.target import Arrival, Target
+from kgc.conformance.client import (
+    ClientError,
+    Cluster,
+    ConnectionClosedError,
+    GroupClient,
+    Handle,
+)
+from kgc.engine.target import Arrival, Target, TargetError
 from kgc.model.commands import (
+    ConnectionClosed,
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     OffsetCommit,
@@ -53,10 +60,6 @@ _KAFKA_MEMBER_ID = re.compile(
     r"^(?:kgc-(c\d+)|(c\d+)-instance)-"
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 )
-
-
-class TargetError(Exception):
-    """The broker connection broke in a way that is not a protocol answer."""
 
 
 @dataclass(slots=True)
@@ -82,6 +85,8 @@ class BrokerTarget(Target):
         self._ids = wire.MemberIds()
         self._pending: dict[str, _Pending] = {}
         self._deferred: list[tuple[_Pending, float]] = []
+        # requests whose connection could not be opened or written: answered ConnectionClosed
+        self._refused: list[Arrival] = []
         self._description = description
         self._defer_s = defer_ms / 1000.0
         self._t0 = time.monotonic()
@@ -98,7 +103,8 @@ class BrokerTarget(Target):
         """Open (or reuse) ``client``'s connection before the engine stamps its next request: the
         ApiVersions handshake of a new connection reads whatever else arrives meanwhile, and the
         engine records that before the request (``Engine.execute``)."""
-        self._group.member(client)
+        with contextlib.suppress(ClientError):  # refused: ``send`` tries again and records it
+            self._group.member(client)
 
     def _topic_ids(self, command: Request) -> dict[str, Any] | None:
         """Topic name -> id for the topics a KIP-848 command or an OffsetCommit/OffsetFetch v10+
@@ -130,21 +136,43 @@ class BrokerTarget(Target):
             response = wire.decode(p.command, p.handle.response, self._ids, topic_ids=ids)
         return response
 
+    # A connection closed on a request, or refused, is the request's answer (ConnectionClosed:
+    # a divergence, since Kafka answers every request it offers). The fault target, whose nemesis
+    # closes connections on purpose, turns this off and counts such requests as lost instead.
+    closed_connection_is_an_answer = True
+
     def send(self, request_id: int, command: Request) -> None:
-        conn = self._group.member(command.client)
-        request, version = wire.encode(
-            command, self.group_id, self._ids, topic_ids=self._topic_ids(command)
-        )
-        handle = conn.send(request, version)
+        try:
+            conn = self._group.member(command.client)
+            request, version = wire.encode(
+                command, self.group_id, self._ids, topic_ids=self._topic_ids(command)
+            )
+            handle = conn.send(request, version)
+        except ClientError as exc:
+            if not self.closed_connection_is_an_answer:
+                raise TargetError(f"{command.type} from {command.client}: {exc}") from exc
+            reason = " ".join(str(exc).split())
+            self._refused.append(
+                Arrival(
+                    request_id=request_id,
+                    response=ConnectionClosed(reason=reason),
+                    at_ms=self.now_ms(),
+                )
+            )
+            return
         self._pending[command.client] = _Pending(request_id, command, handle)
 
     def in_flight(self, client: str) -> bool:
         return client in self._pending
 
     def poll(self, timeout_ms: float) -> list[Arrival]:
+        if self._refused:
+            out, self._refused = self._refused, []
+            return out
         done = self._group.poller.poll(max(0.0, timeout_ms) / 1000.0)
         batch: list[_Pending] = [p for p, _ in self._deferred]
         self._deferred = []
+        closed: list[Arrival] = []
         by_handle = {id(p.handle): p for p in self._pending.values()}
         # also whatever completed while someone else waited on the poller (belt and braces)
         done = list(done) + [p.handle for p in self._pending.values() if p.handle.done]
@@ -154,9 +182,18 @@ class BrokerTarget(Target):
                 continue
             del self._pending[p.command.client]
             if handle.error is not None:
-                raise TargetError(
-                    f"{p.command.type} from {p.command.client} failed: {handle.error}"
+                if not self.closed_connection_is_an_answer:
+                    raise TargetError(
+                        f"{p.command.type} from {p.command.client} failed: {handle.error}"
+                    )
+                closed.append(
+                    Arrival(
+                        request_id=p.request_id,
+                        response=ConnectionClosed(reason=" ".join(handle.error.split())),
+                        at_ms=self._ms(handle.received_at or time.monotonic()),
+                    )
                 )
+                continue
             batch.append(p)
         # pass 1: learn every response's own member id, then ids attributable by client id
         for p in batch:
@@ -167,7 +204,7 @@ class BrokerTarget(Target):
                 if match and self._ids.symbolic(real) is None:
                     self._ids.symbolic(real, owner_client=match.group(1) or match.group(2))
         # pass 2: translate, deferring answers that name members not yet heard from
-        out: list[Arrival] = []
+        out: list[Arrival] = closed
         now = time.monotonic()
         for p in batch:
             assert p.handle.received_at is not None

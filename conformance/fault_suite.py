@@ -126,6 +126,8 @@ class _RoutingGroup(GroupClient):
 class FailoverBrokerTarget(BrokerTarget):
     """A :class:`BrokerTarget` whose clients follow ``FindCoordinator`` and survive dead nodes."""
 
+    closed_connection_is_an_answer = False  # a killed node closes them: lost, not answered
+
     def __init__(
         self, cluster: Cluster, group_id: str, *, description: dict[str, Any], nemesis: Nemesis
     ) -> None:

@@ -58,10 +58,12 @@ from kgc.model.checker import CheckerConfig, Model
 from kgc.model.history import Fault
 from kgc.properties.machine import (
     TOPIC_PARTITIONS,
+    ConnectionFailure,
     DivergenceError,
     GroupMachine,
     InvariantError,
     SuiteContext,
+    TargetLost,
     machine_for,
     time_scale_for,
 )
@@ -110,7 +112,9 @@ class SuiteResult:
     commands: int = 0
     ticks: int = 0
     wall_s: float = 0.0
-    failure: str | None = None  # "divergence" | "invariant" | "flaky" | None
+    # "divergence" | "invariant" | "connection" (a request the target did not carry out) |
+    # "flaky" | None
+    failure: str | None = None
     message: str = ""
     saved: list[Path] = field(default_factory=list)
     coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
@@ -288,8 +292,12 @@ def run_suite(
         failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
 
         def on_example_end(machine: GroupMachine) -> None:
-            # answers still arriving after the last step are checked too, before the target closes
-            machine.engine.finish()
+            if machine.failed_check == "lost":
+                return  # no target was opened: nothing ran, nothing to record
+            # answers still arriving after the last step are checked too, before the target
+            # closes (not after a connection failure: the target cannot be read any more)
+            if machine.failed_check != "connection":
+                machine.engine.finish()
             if machine.engine.divergence is not None and machine.failed_check is None:
                 machine.failed_check = "divergence"
             result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
@@ -348,6 +356,7 @@ def run_suite(
         machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
         chosen_settings = search_settings or hypothesis_settings(profile, database=database)
         start = time.monotonic()
+        lost_target = False
         try:
             with _shrink_budget(shrink_budget_s):
                 run_state_machine_as_test(machine_cls, settings=chosen_settings)
@@ -358,6 +367,17 @@ def run_suite(
         except (DivergenceError, InvariantError) as exc:
             result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
             result.message = str(exc)
+        except ConnectionFailure as exc:
+            result.failure = "connection"
+            result.message = str(exc).split("\n", 1)[0]
+        except TargetLost as exc:
+            # the broker went away after a connection closed on a request: the example that saw
+            # it is the finding, saved unshrunk (nothing can be replayed), with the first other
+            # failure seen before it, if any
+            result.failure = "divergence"
+            result.message = f"{exc}: the broker crashed or was stopped; saved unshrunk"
+            failures[:] = failures[-1:] + [f for f in failures[:1] if f is not failures[-1]]
+            lost_target = True
         finally:
             result.wall_s = time.monotonic() - start
             result.examples = ctx.examples
@@ -381,14 +401,16 @@ def run_suite(
             failures = failures[:1]
         if result.failure is not None and failures:
             finals = [f for f in failures if f[2]]
-            if result.failure == "flaky":
+            if lost_target:
+                chosen = list(failures)
+            elif result.failure == "flaky":
                 # the failing trace and the replay that did not fail, both kept
                 chosen = [failures[-1]] + [f for f in finals if f is not failures[-1]][:1]
             else:
                 chosen = finals[-1:] or failures[-1:]
             for check, trace, _ in chosen:
                 name = "flaky" if result.failure == "flaky" else check
-                if minimize_budget_s and result.failure == "divergence":
+                if minimize_budget_s and result.failure == "divergence" and not lost_target:
                     trace = minimize(
                         trace,
                         open_target=driven.open_target,

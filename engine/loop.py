@@ -180,12 +180,14 @@ class Engine:
             self._next_request += 1
             self.requests[request_id] = command
             at = self.target.now_ms()
-            self.target.send(request_id, command)
-            self._sent_at[request_id] = at
-            self._record(
-                Invoke(step=step, at_ms=at, request_id=request_id, command=command),
-                {"group_state": self._group_state()},
-            )
+            try:
+                self.target.send(request_id, command)
+            finally:  # a request the target failed to carry out (TargetError) is in the history
+                self._sent_at[request_id] = at
+                self._record(
+                    Invoke(step=step, at_ms=at, request_id=request_id, command=command),
+                    {"group_state": self._group_state()},
+                )
         if self.divergence is None:
             self._collect(step, received)
         return StepResult(

@@ -21,6 +21,12 @@ from kgc.model.checker import Model
 from kgc.model.commands import Request, Response
 
 
+class TargetError(Exception):
+    """The target could not carry a request out, and it is not a protocol answer: a connection
+    closed on the request or refused, an answer that does not decode. The machine turns it into
+    a failure of its own ("connection"), never a crash: Kafka answers every request it offers."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Arrival:
     request_id: int

@@ -326,6 +326,18 @@ class FindCoordinatorResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionClosed:
+    """What a broker did instead of answering: it closed (or refused) the connection the request
+    was sent on. Kafka answers every request it offers (a version it does not speak gets
+    UNSUPPORTED_VERSION), so no model state allows this; recorded as the request's answer, it is a
+    divergence like any other, shrunk, saved and replayed. ``reason`` is the client's words."""
+
+    type: ClassVar[str] = "ConnectionClosed"
+    error: str = "CONNECTION_CLOSED"
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConsumerGroupHeartbeatResponse:
     """``member_id`` is the symbolic id (``None`` on an error answer that carries none);
     ``assignment`` is ``None`` when the coordinator sent no assignment (nothing changed), else the
@@ -376,6 +388,7 @@ Response: TypeAlias = (
     | FindCoordinatorResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
+    | ConnectionClosed
 )
 
 # ---------------------------------------------------------------------------------- serialisation
@@ -404,6 +417,7 @@ _RECORD_TYPES: dict[str, type[Any]] = {
         FindCoordinatorResponse,
         ConsumerGroupHeartbeatResponse,
         ConsumerGroupDescribeResponse,
+        ConnectionClosed,
     )
 }
 

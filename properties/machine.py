@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -29,10 +30,11 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 from kgc.engine.coverage import cells_of
 from kgc.engine.loop import Engine, EngineConfig, StepResult
-from kgc.engine.target import Target
+from kgc.engine.target import ModelTarget, Target, TargetError
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.client_view import ClientView, subscription
@@ -40,6 +42,7 @@ from kgc.model.commands import (
     NO_GENERATION,
     NO_MEMBER_ID,
     Assignment,
+    ConnectionClosed,
     JoinGroup,
     JoinGroupResponse,
     Response,
@@ -102,6 +105,19 @@ class InvariantError(AssertionError):
     """The target's own answers contradict each other (no model involved)."""
 
 
+class ConnectionFailure(AssertionError):
+    """The target did not carry a request out: a connection closed on it or refused
+    (:class:`~kgc.engine.target.TargetError`). Kafka answers every request it offers, so this is a
+    failure of the target, shrunk and saved like a divergence."""
+
+
+class TargetLost(BaseException):  # noqa: N818 - not an error of the example: the end of the search
+    """The target stopped accepting connections after an example failed on one: every further
+    example, and every replay a shrink would run, could only be refused. A ``BaseException``
+    because Hypothesis turns every ``Exception`` of an example into a failure to shrink, and this
+    must stop the search at once instead; ``run_suite`` reports it with the example that broke."""
+
+
 @dataclass(slots=True)
 class SuiteContext:
     """What a front end provides. ``open_target(group_id)`` returns a fresh :class:`Target`."""
@@ -126,6 +142,7 @@ class SuiteContext:
     new_group_id: Callable[[], str] | None = None
     topic: str = "kgc-suite"  # created by the front end with TOPIC_PARTITIONS partitions
     first_failure_at: float | None = None
+    connection_failure: str | None = None  # the first ``ConnectionFailure`` seen, if any
     assignment_checks: int = 0
     tick_ms: int = 0
     # drawn sessions, rebalance timeouts and ticks are multiplied by this (``time_scale_for``)
@@ -187,7 +204,20 @@ class EngineMachine(RuleBasedStateMachine):
         self.topic = ctx.topic
         self.failed_check: str | None = None
         self.failure_message = ""
-        self.target = ctx.open_target(self.group_id)
+        self.target: Target
+        try:
+            self.target = ctx.open_target(self.group_id)
+        except Exception as exc:
+            if ctx.connection_failure is None:
+                raise
+            # gone for good: this example still draws all its data (a shorter draw would make
+            # Hypothesis call the strategy flaky), sends nothing, and stops the search in teardown
+            self.failed_check = "lost"
+            self.failure_message = (
+                f"{ctx.connection_failure}; after that the target could not be opened again "
+                f"({' '.join(str(exc).split())})"
+            )
+            self.target = ModelTarget(ctx.new_model(self.group_id))
         self.engine = Engine(
             self.target,
             ctx.new_model(self.group_id),
@@ -225,7 +255,21 @@ class EngineMachine(RuleBasedStateMachine):
             ctx.tick_ms += command.ms
         else:
             ctx.commands += 1
-        result = self.engine.execute(command)
+        try:
+            result = self.engine.execute(command)
+        except TargetError as exc:
+            self.failed_check = "connection"
+            self.failure_message = f"the target did not carry out a request: {exc}"
+            if ctx.connection_failure is None:
+                ctx.connection_failure = self.failure_message
+            return None
+        for rid, response in result.received:
+            if isinstance(response, ConnectionClosed) and ctx.connection_failure is None:
+                sent = self.engine.requests[rid]
+                ctx.connection_failure = (
+                    f"the broker closed the connection on {sent.type} from {sent.client} "
+                    f"({response.reason})"
+                )
         try:
             for rid, response in result.received:
                 self._learn(self.engine.requests[rid], response)
@@ -329,6 +373,10 @@ class EngineMachine(RuleBasedStateMachine):
             self.target.close()
         if self.failed_check == "divergence":
             raise DivergenceError(self.report())
+        if self.failed_check == "lost":
+            raise TargetLost(self.failure_message)
+        if self.failed_check == "connection":
+            raise ConnectionFailure(f"{self.failure_message}\n{self.report()}")
         if self.failed_check is not None:
             raise InvariantError(f"{self.failure_message}")
 
@@ -700,3 +748,23 @@ class GroupMachine(EngineMachine):
 def machine_for(context: SuiteContext) -> type[GroupMachine]:
     """A concrete machine class bound to ``context`` (Hypothesis instantiates it per example)."""
     return type("GroupMachineUnderTest", (GroupMachine,), {"context": context})
+
+
+def search(
+    machine: type[EngineMachine], *, examples: int, steps: int = 30, seed: int | None = None
+) -> None:
+    """Run ``machine`` (from ``machine_for`` or ``consumer_machine_for``) for ``examples`` examples
+    of up to ``steps`` steps, with no deadline, no example database and no too-slow health check:
+    a search kgc drives itself on the model's own target. ``seed`` fixes Hypothesis's draws."""
+    if seed is not None:
+        machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=examples,
+            stateful_step_count=steps,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+            database=None,
+        ),
+    )

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 from kgc.engine.registry import build_consumer
 from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
 from kgc.properties.consumer_machine import consumer_machine_for
-from kgc.properties.machine import SuiteContext
+from kgc.properties.machine import SuiteContext, search
 
 RECORD = {
     "name": "ConsumerGroupModel",
@@ -37,16 +35,7 @@ def _run(chooser_seed: int | None, examples: int) -> SuiteContext:
         scenario="consumer",
     )
     ctx.new_group_id = lambda: f"kgc-model-{next(counter)}"
-    run_state_machine_as_test(
-        consumer_machine_for(ctx),
-        settings=settings(
-            max_examples=examples,
-            stateful_step_count=30,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow],
-            database=None,
-        ),
-    )
+    search(consumer_machine_for(ctx), examples=examples, steps=30)
     return ctx
 
 

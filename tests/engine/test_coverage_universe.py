@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 from kgc.engine.coverage import (
     ERRORS_BY_REQUEST,
     GROUP_STATES,
@@ -25,7 +23,7 @@ from kgc.engine.coverage import (
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
-from kgc.properties.machine import SuiteContext, machine_for
+from kgc.properties.machine import SuiteContext, machine_for, search
 
 CONFIG = {"group_min_session_timeout_ms": 500, "group_initial_rebalance_delay_ms": 0}
 
@@ -41,17 +39,7 @@ def _reached(profile: str, seed: int, examples: int) -> dict:
     )
     ctx.new_group_id = lambda: f"kgc-cov-{next(counter)}"
     cls = machine_for(ctx)
-    cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-    run_state_machine_as_test(
-        cls,
-        settings=settings(
-            max_examples=examples,
-            stateful_step_count=30,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow],
-            database=None,
-        ),
-    )
+    search(cls, examples=examples, steps=30, seed=seed)
     return ctx.coverage
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
-from kgc.properties.machine import SuiteContext, machine_for
+from kgc.properties.machine import SuiteContext, machine_for, search
 
 RECORD = {
     "profile": "kafka-4.x",
@@ -39,16 +37,7 @@ def _context(record: dict, chooser_seed: int | None) -> SuiteContext:
 
 def _run(record: dict, chooser_seed: int | None, examples: int) -> SuiteContext:
     ctx = _context(record, chooser_seed)
-    run_state_machine_as_test(
-        machine_for(ctx),
-        settings=settings(
-            max_examples=examples,
-            stateful_step_count=30,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow],
-            database=None,
-        ),
-    )
+    search(machine_for(ctx), examples=examples, steps=30)
     return ctx
 
 

@@ -5,12 +5,16 @@ search against real brokers: ``tests/differential/test_time_scale.py`` (this one
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
-from kgc.properties.machine import SESSION_TIMEOUTS_MS, SuiteContext, machine_for, time_scale_for
+from kgc.properties.machine import (
+    SESSION_TIMEOUTS_MS,
+    SuiteContext,
+    machine_for,
+    search,
+    time_scale_for,
+)
 
 # Kafka's defaults for the two settings that matter (GroupCoordinatorConfig: 6000 and 3000 ms)
 DEFAULTS = {
@@ -54,17 +58,7 @@ def _run(scale: int, wait: bool) -> tuple[SuiteContext, list[int]]:
     )
     ctx.new_group_id = lambda: f"kgc-model-{next(counter)}"
     machine = machine_for(ctx)
-    machine._hypothesis_internal_use_seed = 20261125  # type: ignore[attr-defined]
-    run_state_machine_as_test(
-        machine,
-        settings=settings(
-            max_examples=30,
-            stateful_step_count=24,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow],
-            database=None,
-        ),
-    )
+    search(machine, examples=30, steps=24, seed=20261125)
     return ctx, sessions
 
 
