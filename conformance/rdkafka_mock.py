@@ -1,4 +1,5 @@
-"""librdkafka's mock cluster as a broker kgc can start, run against and tear down.
+"""librdkafka's mock cluster as a broker kgc can start, run against and tear down
+(``kgc check --implementation librdkafka-mock``).
 
 The mock cluster lives inside librdkafka (and so inside the ``confluent-kafka`` wheel): a client
 configured with ``test.mock.num.brokers`` and no ``bootstrap.servers`` starts one on a random
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from kgc.conformance.errors import KgcError
@@ -134,6 +136,56 @@ class RdKafkaMock:
             "nodes": self._brokers,
             "bootstrap_servers": self._bootstrap,
         }
+
+
+IMPLEMENTATIONS = ("apache-kafka", IMPLEMENTATION)  # what ``kgc check --implementation`` takes
+
+
+class Launched:
+    """A broker kgc launched that is not Apache Kafka: the launcher's own description (name and
+    version) over what probing it as any Kafka-protocol broker learns (``ExternalKafka``: the
+    rules that judge it, chosen from ApiVersions). kgc never injects faults into it."""
+
+    can_inject_faults = False
+
+    def __init__(self, launcher: RdKafkaMock, probed: Any) -> None:
+        self.launcher = launcher
+        self._probed = probed
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.launcher.bootstrap_servers
+
+    @property
+    def version(self) -> str:
+        return self.launcher.version
+
+    def describe(self) -> dict[str, Any]:
+        return {**self._probed.describe(), **self.launcher.describe()}
+
+    def ended(self) -> str | None:
+        """How the broker's process ended during the run, if it did: its exit status and the
+        last words it wrote (librdkafka's failed assertion); None while it runs."""
+        status = self.launcher.exit_status()
+        if status is None:
+            return None
+        how = f"signal {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
+        tail = self.launcher.stderr_tail()
+        return f"the {IMPLEMENTATION} process ended ({how})" + (f": {tail}" if tail else "")
+
+
+@contextlib.contextmanager
+def launched(implementation: str, *, nodes: int = 1) -> Iterator[Launched]:
+    """Start ``implementation`` on loopback, probe it, yield it, and stop it after."""
+    from kgc.conformance.providers import ExternalKafka
+
+    if implementation != IMPLEMENTATION:
+        raise MockUnavailable(
+            f"unknown implementation {implementation!r}; kgc launches "
+            f"{', '.join(IMPLEMENTATIONS)} (any other broker: --bootstrap-server HOST:PORT)"
+        )
+    with RdKafkaMock(nodes) as mock:
+        yield Launched(mock, ExternalKafka(mock.bootstrap_servers).start())
 
 
 def _serve(brokers: int) -> None:

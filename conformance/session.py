@@ -22,9 +22,17 @@ def open_broker(
     kafka_version: str | None = None,
     mode: str | None = None,
     nodes: int = 1,
+    implementation: str | None = None,
 ) -> Iterator[Any]:
     """Yield a started broker provider (``bootstrap_servers``, ``describe()``, …); stop it after
-    if this function started it. Bad input raises a one-line ``KgcError``."""
+    if this function started it. Bad input raises a one-line ``KgcError``. ``implementation``
+    names a Kafka-compatible broker kgc launches itself (``IMPLEMENTATIONS``)."""
+    if implementation not in (None, "apache-kafka"):
+        from kgc.conformance.rdkafka_mock import launched
+
+        with launched(implementation, nodes=nodes) as other:
+            yield other
+        return
     if bootstrap_server:
         from kgc.conformance.providers import ExternalKafka
 

@@ -375,7 +375,11 @@ def run_suite(
             # it is the finding, saved unshrunk (nothing can be replayed), with the first other
             # failure seen before it, if any
             result.failure = "divergence"
-            result.message = f"{exc}: the broker crashed or was stopped; saved unshrunk"
+            result.message = (
+                f"{exc}: the broker crashed or was stopped. The example that was running is "
+                "saved unshrunk, but the cause may be any earlier example: the groups they left "
+                "behind still run their timers in the broker"
+            )
             failures[:] = failures[-1:] + [f for f in failures[:1] if f is not failures[-1]]
             lost_target = True
         finally:

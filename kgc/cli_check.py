@@ -17,6 +17,7 @@ import json
 import sys
 
 from kgc.cli import UserError
+from kgc.cli_replay import LAUNCHABLE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,6 +25,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--bootstrap-server", help="test a broker you run (HOST:PORT[,…])")
     where.add_argument(
         "--kafka-version", help="embedded Apache Kafka version (default: pinned 4.x)"
+    )
+    where.add_argument(
+        "--implementation",
+        choices=LAUNCHABLE,
+        default=None,
+        help="a broker kgc launches on loopback: apache-kafka (the default, embedded) or "
+        "librdkafka-mock (librdkafka's mock cluster, from the confluent-kafka wheel)",
     )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None, help="embedded mode")
     p.add_argument("--profile", default="ci", help="ci (default), thorough or quick")
@@ -82,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
     if args.record is not None:
         prepare_record_dir(args.record)  # a bad folder fails before a broker starts
     with open_broker(
-        bootstrap_server=args.bootstrap_server, kafka_version=args.kafka_version, mode=args.mode
+        bootstrap_server=args.bootstrap_server,
+        kafka_version=args.kafka_version,
+        mode=args.mode,
+        implementation=args.implementation,
     ) as broker:
         description = description_of(broker)
         if rules is not None:
@@ -104,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
             protocol=args.protocol,
         )
         progress.done()
+        ended = broker.ended() if hasattr(broker, "ended") else None
+        if ended:  # a launched broker died under the search: say how, in its own words
+            result.message = f"{result.message}\n{ended}".strip()
     cov = summarise(
         result.coverage,
         (result.target.get("unsupported_requests") or {}).keys(),
@@ -284,11 +298,12 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         lines.append(result.message)
         for path in result.saved:
             lines.append(f"saved: {path}")
-            where = (
-                f"--bootstrap-server {args.bootstrap_server}"
-                if args.bootstrap_server
-                else f"--kafka-version {result.target.get('version')}"
-            )
+            if args.bootstrap_server:
+                where = f"--bootstrap-server {args.bootstrap_server}"
+            elif args.implementation not in (None, "apache-kafka"):
+                where = f"--implementation {args.implementation}"
+            else:
+                where = f"--kafka-version {result.target.get('version')}"
             lines.append(f"replay: kgc replay {path} {where}")
     else:
         lines.append("  verdict      PASS: every response was one the model allows")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 
 from kgc.cli import UserError
+from kgc.conformance.rdkafka_mock import IMPLEMENTATIONS as LAUNCHABLE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,6 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--bootstrap-server", help="replay against a broker you run")
     where.add_argument(
         "--kafka-version", help="embedded Apache Kafka version (default: the trace's)"
+    )
+    where.add_argument(
+        "--implementation",
+        choices=LAUNCHABLE,
+        default=None,
+        help="a broker kgc launches (default: the one the traces were recorded against, "
+        "if kgc can launch it; else the embedded Apache Kafka)",
     )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None)
     p.add_argument("--save", default=None, help="folder to save each replay's trace in")
@@ -45,6 +53,18 @@ def run(args: argparse.Namespace) -> int:
     if not loaded:
         raise UserError("no trace files found in " + ", ".join(args.traces))
     version = args.kafka_version
+    implementation = args.implementation
+    if not args.bootstrap_server and version is None and implementation is None:
+        recorded = {t.manifest.get("target", {}).get("implementation") for _, t in loaded}
+        launchable = recorded & set(LAUNCHABLE[1:])
+        if launchable and len(recorded) > 1:
+            raise UserError(
+                f"traces were recorded against several implementations "
+                f"({', '.join(sorted(map(str, recorded)))}); replay them separately"
+            )
+        implementation = launchable.pop() if launchable else None
+    if implementation not in (None, "apache-kafka"):
+        version = ""  # not an Apache Kafka version: the launcher knows its own
     if not args.bootstrap_server and version is None:
         versions = {t.manifest.get("target", {}).get("version") for _, t in loaded}
         versions.discard(None)
@@ -67,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
         return _replay_with_faults(args, faulty)
     failing = 0
     with open_broker(
-        bootstrap_server=args.bootstrap_server, kafka_version=version, mode=args.mode
+        bootstrap_server=args.bootstrap_server,
+        kafka_version=version or None,
+        mode=args.mode,
+        implementation=implementation,
     ) as broker:
         cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay")
         try:

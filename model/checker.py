@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Generic, TypeVar
 
-from kgc.model.commands import Request, Response
+from kgc.model.commands import ConnectionClosed, Request, Response
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
 
 S = TypeVar("S")
@@ -240,6 +240,11 @@ class Checker(Generic[S]):
         return repr(state)[:300]
 
     def _reason(self, before: set[S], event: Event) -> str:
+        if isinstance(event, Receive) and isinstance(event.response, ConnectionClosed):
+            return (
+                f"the broker closed the connection of request {event.request_id} instead of "
+                f"answering it ({event.response.reason}); Kafka answers every request it offers"
+            )
         if isinstance(event, Receive):
             keep = frozenset(
                 path

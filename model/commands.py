@@ -391,6 +391,12 @@ Response: TypeAlias = (
     | ConnectionClosed
 )
 
+
+def is_response(record: Command | Response) -> bool:
+    """Whether ``record`` is something a target answered (a response, or ``ConnectionClosed``)."""
+    return record.type.endswith("Response") or isinstance(record, ConnectionClosed)
+
+
 # ---------------------------------------------------------------------------------- serialisation
 
 _RECORD_TYPES: dict[str, type[Any]] = {

@@ -27,6 +27,7 @@ from kgc.model.commands import (
     Response,
     TraceFormatError,
     from_json,
+    is_response,
     to_json,
 )
 
@@ -110,7 +111,7 @@ def event_from_json(obj: Any) -> Event:
     at_ms = float(_field(obj, "at_ms", (int, float)))
     if kind == "invoke":
         command = from_json(_field(obj, "command", dict))
-        if command.type == "Tick" or command.type.endswith("Response"):
+        if command.type == "Tick" or is_response(command):
             raise TraceFormatError(f"field 'command': {command.type} is not a request")
         return Invoke(
             step=step,
@@ -120,7 +121,7 @@ def event_from_json(obj: Any) -> Event:
         )
     if kind == "receive":
         response = from_json(_field(obj, "response", dict))
-        if not response.type.endswith("Response"):
+        if not is_response(response):
             raise TraceFormatError(f"field 'response': {response.type} is not a response")
         return Receive(
             step=step,

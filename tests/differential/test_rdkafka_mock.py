@@ -1,0 +1,86 @@
+"""librdkafka's mock cluster (inside the confluent-kafka wheel), started by kgc on loopback.
+
+``kgc check`` against it found a JoinGroup round that aborts the whole mock process: two members
+whose first protocols differ. The mock elects "the first protocol of the leader" (a FIXME in
+``rdkafka_mock_cgrp.c``) and then asserts that every member's first protocol is that one; Kafka
+picks a protocol every member supports (``ClassicGroup.selectProtocol``) and answers. The shrunk
+trace is kept in ``traces/known/librdkafka-mock/``; here it is replayed on a fresh mock:
+
+- the broker's connections close with the requests unanswered, which kgc records as the answer
+  ``ConnectionClosed`` (a divergence: Kafka answers every request it offers), not a crash of kgc;
+- the mock process is gone with SIGABRT, and its stderr names the failed assertion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+from pathlib import Path
+
+import pytest
+from kgc.conformance.client import Cluster
+from kgc.conformance.rdkafka_mock import RdKafkaMock
+from kgc.conformance.suite import replay_on_broker
+from kgc.engine.traces import load
+from kgc.model.commands import ConnectionClosed, JoinGroup
+from kgc.model.history import Invoke
+
+KNOWN = Path(__file__).parents[2] / "traces" / "known" / "librdkafka-mock"
+ABORT = KNOWN / "joingroup-first-protocols-differ-abort.json"
+
+
+@pytest.fixture
+def mock():
+    with RdKafkaMock() as m:
+        yield m
+
+
+def test_the_mock_starts_and_describes_itself(mock) -> None:
+    d = mock.describe()
+    assert d["implementation"] == "librdkafka-mock" and d["version"].count(".") == 2
+    assert mock.alive()
+
+
+def _replay(mock, trace):  # noqa: ANN001, ANN202
+    cluster = Cluster(mock.bootstrap_servers, client_id="kgc-test")
+    try:
+        return replay_on_broker(mock, cluster, trace)
+    finally:
+        cluster.close()
+        cluster.poller.close()
+
+
+def _same_first_protocol(trace):  # noqa: ANN001, ANN202
+    """The trace with every JoinGroup proposing its protocols in one order (the control)."""
+
+    def ordered(e):  # noqa: ANN001, ANN202
+        if isinstance(e, Invoke) and isinstance(e.command, JoinGroup):
+            protocols = tuple(sorted(e.command.protocols, key=lambda p: p.name))
+            return dataclasses.replace(
+                e, command=dataclasses.replace(e.command, protocols=protocols)
+            )
+        return e
+
+    return dataclasses.replace(trace, events=[ordered(e) for e in trace.events], result=None)
+
+
+def test_the_same_joins_with_one_protocol_order_leave_the_mock_running(mock) -> None:
+    control = _same_first_protocol(load(ABORT))
+    done = _replay(mock, control)
+    div = done.engine.divergence
+    assert div is None or not isinstance(div.event.response, ConnectionClosed), div
+    assert mock.alive(), mock.stderr_tail()
+
+
+def test_joins_whose_first_protocols_differ_abort_the_mock(mock) -> None:
+    trace = load(ABORT)
+    joins = [c for c in trace.commands if isinstance(c, JoinGroup)]
+    firsts = {j.protocols[0].name for j in joins}
+    assert len(firsts) > 1, "the trace's joins must lead with different protocols"
+    done = _replay(mock, trace)
+    assert done.verdict == "STILL FAILING"
+    div = done.engine.divergence
+    assert div is not None and isinstance(div.event.response, ConnectionClosed), div
+    mock.stop()
+    assert mock.exit_status() == -signal.SIGABRT
+    assert "rd_kafka_mock_cgrp_classic_elect_leader" in mock.stderr_tail(), mock.stderr_tail()
