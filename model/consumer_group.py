@@ -360,14 +360,11 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     ) -> Iterable[ConsumerGroupState]:
         return [state]
 
-    def advance(
-        self, state: ConsumerGroupState, *, must_until: float, may_until: float
-    ) -> list[ConsumerGroupState]:
-        out = super().advance(state, must_until=must_until, may_until=may_until)
-        if not self.config.empty_group_may_vanish:
-            return out
-        gone = [_deleted(s) for s in out if s.exists and not s.members and not s.offsets]
-        return list(dict.fromkeys(out + gone)) if gone else out
+    def vanished(self, state: ConsumerGroupState) -> ConsumerGroupState | None:
+        s = state
+        if self.config.empty_group_may_vanish and s.exists and not s.members and not s.offsets:
+            return _deleted(s)
+        return None
 
     def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
         out = [(t, SESSION, m) for m, t in state.session_deadlines]

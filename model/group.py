@@ -165,14 +165,10 @@ class ClassicGroupModel(TimedModel[GroupState]):
         """Unchanged: see the module docstring (``ClusterGroupModel`` models coordinator faults)."""
         return [state]
 
-    def advance(
-        self, state: GroupState, *, must_until: float, may_until: float
-    ) -> list[GroupState]:
-        out = super().advance(state, must_until=must_until, may_until=may_until)
-        if not self.config.empty_group_may_vanish:
-            return out
-        gone = [_deleted(s) for s in out if _deletable(s)]
-        return list(dict.fromkeys(out + gone)) if gone else out
+    def vanished(self, state: GroupState) -> GroupState | None:
+        if self.config.empty_group_may_vanish and _deletable(state):
+            return _deleted(state)
+        return None
 
     # ------------------------------------------------------------------ steps
     def apply(

@@ -95,7 +95,21 @@ class TimedModel(Model[S]):
                     out.extend(self.apply(s2, d.request_id, d.command, d.at_ms))
         return out
 
+    def vanished(self, state: S) -> S | None:
+        """``state`` after the coordinator's periodic cleanup deleted the group, if that may
+        happen now (Kafka deletes an Empty group without offsets at any moment, on its own
+        clock); None if it may not. Default: never."""
+        return None
+
     def advance(self, state: S, *, must_until: float, may_until: float) -> list[S]:
+        """Every state ``state`` may be in once time reaches ``must_until`` (timers due by then
+        fire) or ``may_until`` (timers due by then may fire), with or without the cleanup
+        (``vanished``)."""
+        out = self._advance_timers(state, must_until=must_until, may_until=may_until)
+        gone = [g for s in out if (g := self.vanished(s)) is not None]
+        return list(dict.fromkeys(out + gone)) if gone else out
+
+    def _advance_timers(self, state: S, *, must_until: float, may_until: float) -> list[S]:
         first = self.next_timer(state)
         if first is None or first[0] > max(must_until, may_until):
             return [state]  # nothing can fire: the common case
