@@ -28,9 +28,9 @@ def open_broker(
     if this function started it. Bad input raises a one-line ``KgcError``. ``implementation``
     names a Kafka-compatible broker kgc launches itself (``IMPLEMENTATIONS``)."""
     if implementation not in (None, "apache-kafka"):
-        from kgc.conformance.rdkafka_mock import launched
+        from kgc.conformance.implementations import launched
 
-        with launched(implementation, nodes=nodes) as other:
+        with launched(implementation) as other:
             yield other
         return
     if bootstrap_server:

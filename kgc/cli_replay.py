@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 from kgc.cli import UserError
-from kgc.conformance.rdkafka_mock import IMPLEMENTATIONS as LAUNCHABLE
+from kgc.conformance.implementations import IMPLEMENTATIONS as LAUNCHABLE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

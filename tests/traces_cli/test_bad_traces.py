@@ -227,3 +227,17 @@ def test_answer_recorded_after_a_later_request_loads(tmp_path: Path) -> None:
             _jsonl(manifest, [_invoke(0, 1.0), second, _receive(0, 3.0), _receive(1, 5.0)])
         )
         assert len(traces.load(path).events) == 4
+
+
+def test_a_launched_brokers_own_version_is_read_with_its_recorded_model(tmp_path: Path) -> None:
+    """A trace recorded against a broker kgc launches (kfake here) carries that broker's own
+    version; the recorded ``model`` picks the rules, so it is read. Without a model it is
+    refused, naming the field."""
+    target = {"implementation": "kfake", "version": "v0.0.0-20260918054303-01f206a7e32c"}
+    good = tmp_path / "kfake.jsonl"
+    good.write_text(_jsonl({**GOOD_MANIFEST, "target": target}, [_invoke(0, 1.0)]))
+    out = _kgc("analyze", str(good))
+    assert out.returncode == 0 and "PASS" in out.stdout, out.stdout + out.stderr
+    bare = {k: v for k, v in GOOD_MANIFEST.items() if k != "model"}
+    line = _refused(tmp_path, "analyze", "bare.jsonl", _jsonl({**bare, "target": target}, []))
+    assert "field 'manifest.model': required for a trace recorded against kfake" in line, line

