@@ -23,7 +23,8 @@ group, for every classic request and state:
    their clients (a subset survives); requests parked on a killed node are never answered.
 3. **What survives** is what was written (``GroupMetadataManager`` 4.x
    ``classicGroupSyncToClassicGroup`` / ``completeClassicGroupJoin`` on an empty group /
-   static-member replacement in Stable; 3.9
+   static-member replacement in Stable / the empty record a JoinGroup that creates the group
+   writes, ``Profile.new_group_writes_empty_record``; 3.9
    ``GroupCoordinator.doSyncGroup`` / ``onCompleteJoin`` ``storeGroup``): the group record at the
    leader's SyncGroup (Stable with the generation's members and assignments), an Empty record when
    a generation completes with no members, and every acknowledged offset commit. A write whose
@@ -565,6 +566,14 @@ class ClusterGroupModel(Model[ClusterGroupState]):
         wrote = False
         if _written(before, group):
             persisted = record_of(group)
+            wrote = True
+        elif (
+            not before.exists
+            and group.exists
+            and self.config.profile.new_group_writes_empty_record
+        ):
+            # the join that created the group wrote it Empty (``Profile``'s switch)
+            persisted = GroupState(exists=True, state=EMPTY)
             wrote = True
         if group.offsets != before.offsets:
             offsets = tuple(group.offsets)

@@ -115,6 +115,14 @@ class Profile:
     # sync timers in ``rebalancePurgatory``, each with a timer thread of its own, so a heartbeat
     # and a join or sync timer due together fire in either order. Used by ``group.py``.
     one_coordinator_timer: bool
+    # 4.x: a JoinGroup that creates a classic group appends an empty group metadata record at
+    # once ("to commit the group to the timeline data structure", ``GroupMetadataManager
+    # .classicGroupJoin``: ``newEmptyGroupMetadataRecord`` when ``isNewGroup``), so a coordinator
+    # that loads the partition after a failover finds the group Empty at generation 0, and a
+    # member it never persisted is UNKNOWN_MEMBER_ID there. 3.9's Scala ``GroupCoordinator``
+    # (``handleJoinGroup``: ``groupManager.addGroup``) only creates it in memory. Used by
+    # ``cluster_group.py`` (what survives a failover); found by a fault replay on 4.3.1.
+    new_group_writes_empty_record: bool
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -153,6 +161,7 @@ KAFKA_4_X = Profile(
     leave_rebalances_per_member=False,
     sync_load_in_progress_as_rebalance=False,
     one_coordinator_timer=True,
+    new_group_writes_empty_record=True,
 )
 
 KAFKA_3_9 = Profile(
@@ -182,6 +191,7 @@ KAFKA_3_9 = Profile(
     leave_rebalances_per_member=True,
     sync_load_in_progress_as_rebalance=True,
     one_coordinator_timer=False,
+    new_group_writes_empty_record=False,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_4_X, KAFKA_3_9)}

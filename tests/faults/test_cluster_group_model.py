@@ -7,14 +7,14 @@ group's only ``__consumer_offsets`` partition.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kgc.engine.broken import broken
 from kgc.model import commands as m
 from kgc.model.checker import CheckerConfig, Divergence, check
 from kgc.model.cluster_group import ClusterGroupModel, ClusterGroupState
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
-from kgc.model.profiles import GroupConfig
+from kgc.model.profiles import PROFILES, GroupConfig
 
 CONFIG = GroupConfig(
     group_id="kgc-g",
@@ -491,3 +491,31 @@ def test_sessions_expire_after_load_as_in_a_classic_group() -> None:
     h = silent("NONE")
     divergence = run(h)
     assert divergence is not None and divergence.event == h.events[-2]
+
+
+def _joined_never_synced() -> History:
+    """c1 and c2 form generation 1 on node 1 and never sync: nothing but what creating the group
+    wrote is in the log when node 1 is killed; c2 then commits for generation 1 on node 2."""
+    h = stable_group_with_commit()
+    h.events = h.events[:6]  # the two joins, their quiets and their answers only
+    assert [type(e).__name__ for e in h.events[4:]] == ["Receive", "Receive"]
+    h.rid, h.now = 2, h.events[-1].at_ms
+    h.fault("kill", 1)
+    h.call(find("c2"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+    return h
+
+
+def test_a_group_created_by_a_join_is_loaded_empty_after_failover_on_4x() -> None:
+    # 4.x writes an empty group record when a JoinGroup creates the group
+    # (``Profile.new_group_writes_empty_record``): node 2 loads the group Empty, so a member it
+    # never persisted is unknown there (seen in a fault replay on 4.3.1)
+    h = _joined_never_synced()
+    h.call(commit("c2", "c2-1", 1, 7), commit_answer("UNKNOWN_MEMBER_ID"))
+    assert run(h) is None
+    # no group at all is 3.9's answer (the Scala coordinator only creates it in memory): the
+    # commit of a generation then meets no group and is ILLEGAL_GENERATION
+    old = ClusterGroupModel(replace(CONFIG, profile=PROFILES["kafka-3.9"]))
+    assert run(h, old) is not None
+    h3 = _joined_never_synced()
+    h3.call(commit("c2", "c2-1", 1, 7), commit_answer("ILLEGAL_GENERATION"))
+    assert run(h3, old) is None
