@@ -25,7 +25,7 @@ start=$(date +%s)
 echo "== the source as a clone has it (no build/ or egg-info left by an earlier build)"
 mkdir "$work/src"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard) |
-  while IFS= read -r -d '' f; do [ -e "$repo/$f" ] && printf '%s\0' "$f"; done |
+  while IFS= read -r -d '' f; do [ -f "$repo/$f" ] && printf '%s\0' "$f"; done |
   (cd "$repo" && xargs -0 cp --parents -t "$work/src")
 
 echo "== pip install (not editable) into a fresh venv"
