@@ -33,28 +33,27 @@ SEARCH = settings(
 )
 
 
+def _search(broker, traces_dir):  # noqa: ANN001, ANN202
+    """The same seeded search on ``broker``, its failing traces into ``traces_dir``."""
+    return run_suite(
+        bootstrap_servers=broker.bootstrap_servers,
+        description=description_of(broker),
+        seed=SEED,
+        traces_dir=traces_dir,
+        search_settings=SEARCH,
+    )
+
+
 @pytest.mark.broker
 def test_kafka_default_group_settings_get_the_whole_search_slower(kgc_broker, tmp_path):
     if not isinstance(kgc_broker, EmbeddedKafka):
         pytest.skip("starts a second broker of the session's version: embedded sessions only")
     version = kgc_broker.version
-    own = run_suite(
-        bootstrap_servers=kgc_broker.bootstrap_servers,
-        description=description_of(kgc_broker),
-        seed=SEED,
-        traces_dir=tmp_path / "own",
-        search_settings=SEARCH,
-    )
+    own = _search(kgc_broker, tmp_path / "own")
     assert own.ok, own.message
     assert "time_scale" not in own.target
     with EmbeddedKafka(version, nodes=1, config=KAFKA_DEFAULTS) as defaults:
-        slow = run_suite(
-            bootstrap_servers=defaults.bootstrap_servers,
-            description=description_of(defaults),
-            seed=SEED,
-            traces_dir=tmp_path / "defaults",
-            search_settings=SEARCH,
-        )
+        slow = _search(defaults, tmp_path / "defaults")
     assert slow.ok, slow.message
     assert slow.target["group_config"]["group.min.session.timeout.ms"] == 6000
     assert slow.target["fact_sources"]["group.min.session.timeout.ms"] == "read"
