@@ -55,6 +55,7 @@ from typing import Any
 from kgc.conformance import probe
 from kgc.conformance.errors import BrokerConfigError, BrokerStartError, PortInUse
 from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, check_version, find_java, resolve_kafka
+from kgc.conformance.releases import release_line
 
 HOST = "127.0.0.1"
 IMPLEMENTATION = "apache-kafka"
@@ -344,7 +345,7 @@ class EmbeddedKafka:
         self,
         version: str = DEFAULT_KAFKA_VERSION,
         nodes: int = 1,
-        mode: str = "kraft",
+        mode: str | None = None,
         config: Mapping[str, object] | None = None,
         workdir: str | os.PathLike[str] | None = None,
         heap_mb: int = 512,
@@ -355,12 +356,19 @@ class EmbeddedKafka:
         detached: bool = False,
     ) -> None:
         check_version(version)
+        line = release_line(version)
+        mode = mode or line.default_mode
         if mode not in ("kraft", "zookeeper"):
             raise BrokerConfigError(f"unknown mode {mode!r}; use 'kraft' or 'zookeeper'")
-        if mode == "zookeeper" and int(version.split(".")[0]) >= 4:
+        if mode == "zookeeper" and "zookeeper" not in line.modes:
             raise BrokerConfigError(
                 f"Kafka {version} has no ZooKeeper mode (removed in 4.0); use --mode kraft or "
                 "--kafka-version 3.9.2"
+            )
+        if mode == "kraft" and "kraft" not in line.modes:
+            raise BrokerConfigError(
+                f"kgc runs Kafka {version} on ZooKeeper only (KRaft is production-ready from "
+                "3.3, KIP-833); use --mode zookeeper or a release from 3.3 on"
             )
         if nodes < 1:
             raise BrokerConfigError(f"nodes must be at least 1, got {nodes}")
@@ -752,6 +760,14 @@ class EmbeddedKafka:
             "-XX:MaxGCPauseMillis=20",
             "-XX:+ExitOnOutOfMemoryError",
             "-Djava.awt.headless=true",
+            # ZooKeeper 3.4 (Kafka < 2.4) registers log4j's JMX beans, which reload4j (the logging
+            # backend kgc gives every 3.x and older release) does not ship; Kafka itself does not
+            # need them
+            "-Dzookeeper.jmx.log4j.disable=true",
+            # The ZooKeeper 3.4.13-3.5.7 client (Kafka 2.0-2.5) cannot connect on Java 14+ while
+            # client SASL is on: SaslServerPrincipal parses InetSocketAddress.toString(), whose
+            # format changed ("127.0.0.1/<unresolved>:port", ZOOKEEPER-3779). kgc never uses SASL.
+            "-Dzookeeper.sasl.client=false",
             *cds,
             f"-Dkgc.instance={self._name}",
             f"-Dkgc.owner={0 if self._detached else os.getpid()}",

@@ -1,6 +1,7 @@
 """Fetch genuine Apache Kafka jars from Maven Central into a per-version cache.
 
-The broker artifact is ``org.apache.kafka:kafka_2.13:<version>`` (Kafka's ``core`` Gradle project);
+The broker artifact is ``org.apache.kafka:kafka_<scala>:<version>`` (Kafka's ``core`` Gradle
+project), built for Scala 2.13 from Kafka 2.4.0 on and for Scala 2.12 before (:func:`scala_binary`);
 its runtime closure carries clients, server, raft, metadata, storage and group-coordinator. What the
 release tarball adds through other projects is the logging backend, so we add it here:
 
@@ -41,23 +42,40 @@ kafka-tools-api 4.4.0)."""
 ZOOKEEPER_KAFKA_VERSION = "3.9.2"
 """Newest release line that still runs brokers on ZooKeeper (removed in 4.0)."""
 
-# Versions of org.apache.kafka:kafka_2.13 published on Maven Central (maven-metadata.xml, read
-# when this list was written). Used to reject a typo without a network round trip; a release newer
-# than this list is still tried when KGC_ALLOW_UNLISTED_KAFKA=1.
+# Versions of Apache Kafka's broker published on Maven Central (the maven-metadata.xml of
+# org.apache.kafka:kafka_2.13 from 2.4.0 and of kafka_2.12 before, read 2026-11-25). Used to reject
+# a typo without a network round trip; a release newer than this list is still tried when
+# KGC_ALLOW_UNLISTED_KAFKA=1.
 PUBLISHED_KAFKA_VERSIONS: tuple[str, ...] = (
+    "1.0.0", "1.0.1", "1.0.2", "1.1.0", "1.1.1",
+    "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.2.0", "2.2.1", "2.2.2", "2.3.0", "2.3.1",
+    "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.6.1", "2.6.2", "2.6.3",
+    "2.7.0", "2.7.1", "2.7.2", "2.8.0", "2.8.1", "2.8.2",
+    "3.0.0", "3.0.1", "3.0.2", "3.1.0", "3.1.1", "3.1.2", "3.2.0", "3.2.1", "3.2.2", "3.2.3",
     "3.3.0", "3.3.1", "3.3.2", "3.4.0", "3.4.1", "3.5.0", "3.5.1", "3.5.2",
     "3.6.0", "3.6.1", "3.6.2", "3.7.0", "3.7.1", "3.7.2", "3.8.0", "3.8.1",
     "3.9.0", "3.9.1", "3.9.2",
-    "4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1",
+    "4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2",
     "4.3.0", "4.3.1", "4.4.0",
 )  # fmt: skip
-"""Oldest listed is 3.3.0, the first release with production-ready KRaft."""
+
+
+def scala_binary(version: str) -> str:
+    """The Scala binary version of the broker artifact: ``kafka_2.13`` exists from 2.4.0 on, older
+    releases are published as ``kafka_2.12`` (and ``kafka_2.11``)."""
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    return "2.13" if parts >= (2, 4) else "2.12"
+
+
+def broker_artifact(version: str) -> str:
+    return f"kafka_{scala_binary(version)}"
+
 
 MIN_JAVA_MAJOR = 17
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 """Pinned, so resolution does not depend on the Maven installation's default plugin version."""
 _COMPLETE_MARKER = ".kgc-complete"
-_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:-[A-Za-z0-9.]+)?$")
+_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(?:\.\d+)?(?:-[A-Za-z0-9.]+)?$")
 
 
 def cache_root() -> Path:
@@ -92,6 +110,9 @@ def check_version(version: str) -> None:
         raise UnknownKafkaVersion(
             f"malformed Kafka version {version!r}; use X.Y.Z, e.g. {DEFAULT_KAFKA_VERSION}"
         )
+    from kgc.conformance.releases import release_line
+
+    release_line(version)  # a line that cannot run here fails before any download
     if version in PUBLISHED_KAFKA_VERSIONS or os.environ.get("KGC_ALLOW_UNLISTED_KAFKA") == "1":
         return
     listed = ", ".join(PUBLISHED_KAFKA_VERSIONS)
@@ -102,7 +123,7 @@ def check_version(version: str) -> None:
 
 
 def _pom(version: str) -> str:
-    deps = [("org.apache.kafka", "kafka_2.13", version), *logging_backend(version)]
+    deps = [("org.apache.kafka", broker_artifact(version), version), *logging_backend(version)]
     dep_xml = "\n".join(
         f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
         f"<version>{v}</version></dependency>"
@@ -247,9 +268,11 @@ def _run_maven(mvn: str, version: str, work: Path, final: Path) -> None:
         ) from exc
     output = proc.stdout + proc.stderr
     (work / "mvn.log").write_text(output)
-    if proc.returncode == 0 and any((work / "libs").glob(f"kafka_2.13-{version}.jar")):
+    if proc.returncode == 0 and any(
+        (work / "libs").glob(f"{broker_artifact(version)}-{version}.jar")
+    ):
         return
-    not_found = f"org.apache.kafka:kafka_2.13:(jar|pom):{re.escape(version)}"
+    not_found = f"org.apache.kafka:{broker_artifact(version)}:(jar|pom):{re.escape(version)}"
     if re.search(rf"(Could not find artifact|Failure to find) {not_found}", output):
         raise UnknownKafkaVersion(
             f"Kafka {version} is not on Maven Central; known versions: "

@@ -277,11 +277,16 @@ def group_coordinators_loaded(
     def find(sock: socket.socket) -> dict[tuple[str, int], list[str]] | None:
         versions = _api_versions_on(sock)
         v = versions.max_version(FIND_COORDINATOR_KEY, min(4, FindCoordinatorRequest.max_version))
-        if v < 4:
-            raise ProbeError("FindCoordinator v4 (batched keys) is needed")
+        by_node: dict[tuple[str, int], list[str]] = {}
+        if v < 4:  # before Kafka 3.0 (KIP-699): one key per request
+            for name in names:
+                one = round_trip(sock, FindCoordinatorRequest(key=name), FindCoordinatorResponse, v)
+                if one.error_code != 0:
+                    return None
+                by_node.setdefault((one.host, one.port), []).append(name)
+            return by_node
         req = FindCoordinatorRequest(key_type=0, coordinator_keys=names)
         resp = round_trip(sock, req, FindCoordinatorResponse, v)
-        by_node: dict[tuple[str, int], list[str]] = {}
         for c in resp.coordinators:
             if c.error_code != 0:
                 return None

@@ -75,15 +75,19 @@ class _NoFaults:
 def rules_for(protocol_level: str | None) -> tuple[str, str]:
     """The model profile that judges a broker kgc did not start, and why: the Apache Kafka
     release whose API versions its ApiVersions answer matches (kafka-python's table of releases),
-    mapped to the nearest profile — 4.x rules from 4.0 on, 3.9 rules before (the only older
-    profile). With no match, the newest rules, and the reason says they are assumed."""
-    from kgc.model.profiles import KAFKA_3_9, KAFKA_4_X
+    mapped to that release line's profile (the nearest older line when kgc has no profile for
+    it). With no match, the newest rules, and the reason says they are assumed."""
+    from kgc.model.profiles import KAFKA_4_X, PROFILE_NAMES, PROFILES, release_of
 
     if not protocol_level or protocol_level == "unknown":
         return KAFKA_4_X.name, "assumed: ApiVersions matches no Apache Kafka release"
-    major = int(protocol_level.split(".")[0])
-    profile = KAFKA_4_X if major >= 4 else KAFKA_3_9
-    return profile.name, f"chosen from ApiVersions (its API versions match Kafka {protocol_level})"
+    try:
+        level = release_of(".".join(protocol_level.split(".")[:3]))
+    except ValueError:
+        return KAFKA_4_X.name, f"assumed: {protocol_level!r} is not a Kafka release number"
+    older = [n for n in PROFILE_NAMES if release_of(PROFILES[n].kafka_version) <= level]
+    name = older[-1] if older else PROFILE_NAMES[0]
+    return name, f"chosen from ApiVersions (its API versions match Kafka {protocol_level})"
 
 
 class ExternalKafka(_NoFaults):

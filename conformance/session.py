@@ -42,7 +42,7 @@ def open_broker(
         from kgc.conformance.maven import DEFAULT_KAFKA_VERSION
 
         version = kafka_version or DEFAULT_KAFKA_VERSION
-        broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode or "kraft")
+        broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode)
     broker.start()
     try:
         yield broker

@@ -15,7 +15,7 @@ from typing import Any
 
 from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
 from kgc.model.consumer_group import ConsumerGroupConfig, ConsumerGroupModel
-from kgc.model.profiles import KAFKA_4_X
+from kgc.model.profiles import KAFKA_4_X, PROFILE_NAMES
 
 # broker setting -> GroupConfig field
 SETTINGS = {
@@ -78,7 +78,7 @@ def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
     if profile_name not in PROFILES:
         raise ValueError(
             f"field 'manifest.model.profile': unknown model profile {profile_name!r} "
-            f"(known: {', '.join(PROFILES)})"
+            f"(known: {', '.join(PROFILE_NAMES)})"
         )
     known = {f.name for f in fields(GroupConfig)}
     kwargs: dict[str, Any] = {}

@@ -24,7 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     start.add_argument("--kafka-version", default=None, help="Apache Kafka version (default 4.3.1)")
     start.add_argument("--nodes", type=int, default=1, help="number of nodes (default 1)")
-    start.add_argument("--mode", choices=("kraft", "zookeeper"), default="kraft")
+    start.add_argument(
+        "--mode",
+        choices=("kraft", "zookeeper"),
+        default=None,
+        help="metadata mode (default: kraft from 3.3 on, zookeeper before)",
+    )
     start.add_argument(
         "--offsets-partitions", type=int, default=10, help="offsets.topic.num.partitions"
     )
@@ -122,7 +127,7 @@ def _start(args: argparse.Namespace) -> int:
     )
     broker.start(timeout_s=args.timeout)
     print(
-        f"kgc broker: {args.name!r} (Apache Kafka {broker.version}, {args.mode}, "
+        f"kgc broker: {args.name!r} (Apache Kafka {broker.version}, {broker.mode}, "
         f"{args.nodes} node(s)) ready in {broker.start_s:.1f} s; "
         f"stop with 'kgc broker stop --name {args.name}'",
         file=sys.stderr,

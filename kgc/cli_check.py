@@ -57,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--rules",
         metavar="kafka-X.Y",
         default=None,
-        help="the Kafka release whose rules judge the broker (kafka-4.x or kafka-3.9; "
+        help="the Kafka release line whose rules judge the broker (kafka-4.4 … kafka-1.0; "
         "default: chosen from the broker's ApiVersions)",
     )
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
@@ -156,24 +156,24 @@ def _broker_config(items: list[str]) -> dict[str, int]:
 
 def _rules(name: str | None) -> str | None:
     from kgc.model import PROFILES
+    from kgc.model.profiles import PROFILE_NAMES
 
     if name is None:
         return None
     if name not in PROFILES:
-        raise UserError(f"unknown --rules {name!r}; choose one of {', '.join(PROFILES)}")
+        raise UserError(f"unknown --rules {name!r}; choose one of {', '.join(PROFILE_NAMES)}")
     return name
 
 
 def _check_kafka_version(version: str) -> None:
-    from kgc.model import PROFILES, profile_for_version
+    from kgc.conformance.maven import check_version
+    from kgc.model import profile_for_version
 
+    check_version(version)  # malformed, unpublished or unable to run here: a one-line KgcError
     try:
         profile_for_version(version)
-    except ValueError:
-        raise UserError(
-            f"no rules for Apache Kafka {version}: kgc judges the 4.x and 3.9.x release lines "
-            f"({', '.join(PROFILES)}); pick one of those, e.g. --kafka-version 4.3.1 or 3.9.2"
-        ) from None
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _target_line(d: dict) -> str:

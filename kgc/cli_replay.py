@@ -129,6 +129,7 @@ def _has_faults(trace) -> bool:  # noqa: ANN001
 def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001
     """(version, mode, nodes, broker settings) of the cluster a trace was recorded on."""
     from kgc.conformance.broker import RESERVED_KEYS
+    from kgc.conformance.releases import default_mode
 
     t = trace.manifest.get("target") or {}
     version = t.get("version")
@@ -139,7 +140,7 @@ def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001
             "node count; re-record it with this kgc"
         )
     config = {k: v for k, v in (t.get("config") or {}).items() if k not in RESERVED_KEYS}
-    return version, str(t.get("mode") or "kraft"), nodes, config
+    return version, str(t.get("mode") or default_mode(version)), nodes, config
 
 
 def _replay_with_faults(args, loaded) -> int:  # noqa: ANN001

@@ -11,7 +11,8 @@ Options:
   start), and only ``kgc-``-prefixed groups and topics are touched.
 * ``--kgc-kafka-version V`` — the embedded Apache Kafka version (default
   ``kgc.conformance.maven.DEFAULT_KAFKA_VERSION``).
-* ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (ZooKeeper needs 3.x).
+* ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (default: the release's own,
+  KRaft from 3.3 on and ZooKeeper before; ``kgc.conformance.releases``).
 * ``--kgc-record DIR`` — the differential suite also writes every executed example's trace into
   ``DIR`` (a corpus for ``kgc report``; ``conformance/suite.py``). Runs against several Kafka
   versions may record into the same folder: files are never replaced.
@@ -23,8 +24,9 @@ Fixtures:
   Maven, port, unreachable address...); it is never skipped, and a failed start is not retried
   for each test (pytest caches the session fixture's error).
 * ``kgc_cluster3`` (session, started only when a test asks) — a 3-node cluster in the
-  ``--kgc-mode`` mode (KRaft unless told otherwise). With ``--kgc-bootstrap-server`` the external
-  cluster is used if it has at least 3 brokers; otherwise the test skips, saying so.
+  ``--kgc-mode`` mode (the release's default unless told otherwise). With
+  ``--kgc-bootstrap-server`` the external cluster is used if it has at least 3 brokers; otherwise
+  the test skips, saying so.
 * ``kgc_client`` — a ``kgc.conformance.client.Cluster`` on ``kgc_broker``, closed after the test.
 * ``kgc_group_id`` / ``kgc_topic`` — names unique to one test: ``kgc-<test-name-slug>-<random>``
   (names only; create the topic with ``Cluster.create_topic`` if the test needs it).
@@ -91,8 +93,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--kgc-mode",
         choices=("kraft", "zookeeper"),
-        default="kraft",
-        help="metadata mode of the embedded broker (zookeeper needs a 3.x version)",
+        default=None,
+        help="metadata mode of the embedded broker (default: kraft from Kafka 3.3 on, "
+        "zookeeper before; 4.x has no zookeeper mode)",
     )
 
 
@@ -116,10 +119,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     external = config.getoption("--kgc-bootstrap-server")
     version = config.getoption("--kgc-kafka-version") or "default"
+    mode = config.getoption("--kgc-mode") or "its default"
     header = (
         f"kgc: external broker {external} (fault tests skip)"
         if external
-        else f"kgc: embedded Apache Kafka {version}, {config.getoption('--kgc-mode')} mode"
+        else f"kgc: embedded Apache Kafka {version}, {mode} mode"
     )
     record = config.getoption("--kgc-record")
     return header if record is None else f"{header}; recording traces into {record}"

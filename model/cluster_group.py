@@ -568,9 +568,7 @@ class ClusterGroupModel(Model[ClusterGroupState]):
             persisted = record_of(group)
             wrote = True
         elif (
-            not before.exists
-            and group.exists
-            and self.config.profile.new_group_writes_empty_record
+            not before.exists and group.exists and self.config.profile.new_group_writes_empty_record
         ):
             # the join that created the group wrote it Empty (``Profile``'s switch)
             persisted = GroupState(exists=True, state=EMPTY)

@@ -30,7 +30,8 @@ profile (it is close to, but not the same code as, 4.x).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 INT32_MAX = 2**31 - 1
 
@@ -136,7 +137,7 @@ def _ranges(**spec: tuple[int, int]) -> tuple[ApiRange, ...]:
 
 
 KAFKA_4_X = Profile(
-    name="kafka-4.x",
+    name="kafka-4.3",
     kafka_version="4.3.1",
     coordinator="group-coordinator (Java)",
     # 4.3.1 *Request.json: OffsetCommit v0-1 and OffsetFetch v0 removed in 4.0 (KIP-896).
@@ -194,9 +195,6 @@ KAFKA_3_9 = Profile(
     new_group_writes_empty_record=False,
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (KAFKA_4_X, KAFKA_3_9)}
-
-
 _RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.\d+)*(?:-[0-9A-Za-z.]+)?")
 
 
@@ -212,16 +210,123 @@ def release_of(kafka_version: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+# ---------------------------------------------------------------------------------------------
+# One profile per release line. A line's profile follows its latest patch release; its request
+# versions are those its broker offers (ApiVersions of that patch, measured 2026-11-25 in the mode
+# kgc runs it: ZooKeeper before 3.3, KRaft after), less OffsetCommit/OffsetFetch v0, which store
+# offsets in ZooKeeper (``KafkaApis.handleOffsetCommitRequest``: ``header.apiVersion == 0``) and
+# are outside this model. Each behaviour switch that differs from the neighbouring line's is
+# cited at the line that changes it (docs/release-lines.md has the table).
+
+_SCALA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
+    # line: (latest patch, {api: (min, max)})
+    "1.0": ("1.0.2", dict(JoinGroup=(0, 2), SyncGroup=(0, 1), Heartbeat=(0, 1), LeaveGroup=(0, 1),
+                          OffsetCommit=(1, 3), OffsetFetch=(1, 3), DescribeGroups=(0, 1),
+                          FindCoordinator=(0, 1))),
+    "1.1": ("1.1.1", dict(JoinGroup=(0, 2), SyncGroup=(0, 1), Heartbeat=(0, 1), LeaveGroup=(0, 1),
+                          OffsetCommit=(1, 3), OffsetFetch=(1, 3), DescribeGroups=(0, 1),
+                          FindCoordinator=(0, 1))),
+    "2.4": ("2.4.1", dict(JoinGroup=(0, 6), SyncGroup=(0, 4), Heartbeat=(0, 4), LeaveGroup=(0, 4),
+                          OffsetCommit=(1, 8), OffsetFetch=(1, 6), DescribeGroups=(0, 5),
+                          FindCoordinator=(0, 3))),
+    **{
+        line: (latest, dict(JoinGroup=(0, 7), SyncGroup=(0, 5), Heartbeat=(0, 4),
+                            LeaveGroup=(0, 4), OffsetCommit=(1, 8), OffsetFetch=(1, 7),
+                            DescribeGroups=(0, 5), FindCoordinator=(0, 3)))
+        for line, latest in (("2.5", "2.5.1"), ("2.6", "2.6.3"), ("2.7", "2.7.2"),
+                             ("2.8", "2.8.2"))
+    },
+    **{
+        line: (latest, dict(JoinGroup=(0, 7), SyncGroup=(0, 5), Heartbeat=(0, 4),
+                            LeaveGroup=(0, 4), OffsetCommit=(1, 8), OffsetFetch=(1, 8),
+                            DescribeGroups=(0, 5), FindCoordinator=(0, 4)))
+        for line, latest in (("3.0", "3.0.2"), ("3.1", "3.1.2"))
+    },
+    **{
+        line: (latest, dict(JoinGroup=(0, 9), SyncGroup=(0, 5), Heartbeat=(0, 4),
+                            LeaveGroup=(0, 5), OffsetCommit=(1, 8), OffsetFetch=(1, 8),
+                            DescribeGroups=(0, 5), FindCoordinator=(0, 4)))
+        for line, latest in (("3.2", "3.2.3"), ("3.3", "3.3.2"), ("3.4", "3.4.1"),
+                             ("3.5", "3.5.2"), ("3.6", "3.6.2"))
+    },
+    "3.7": ("3.7.2", dict(JoinGroup=(0, 9), SyncGroup=(0, 5), Heartbeat=(0, 4), LeaveGroup=(0, 5),
+                          OffsetCommit=(1, 9), OffsetFetch=(1, 9), DescribeGroups=(0, 5),
+                          FindCoordinator=(0, 4))),
+    "3.8": ("3.8.1", dict(JoinGroup=(0, 9), SyncGroup=(0, 5), Heartbeat=(0, 4), LeaveGroup=(0, 5),
+                          OffsetCommit=(1, 9), OffsetFetch=(1, 9), DescribeGroups=(0, 5),
+                          FindCoordinator=(0, 5))),
+}  # fmt: skip
+
+# Switches of each Scala line that differ from 3.9's (filled from the sources of each line).
+_SCALA_SWITCHES: dict[str, dict[str, Any]] = {}
+
+_JAVA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
+    line: (latest, dict(JoinGroup=(0, 9), SyncGroup=(0, 5), Heartbeat=(0, 4), LeaveGroup=(0, 5),
+                        OffsetCommit=(2, top), OffsetFetch=(1, top), DescribeGroups=(0, 6),
+                        FindCoordinator=(0, 6)))
+    for line, latest, top in (("4.0", "4.0.2", 9), ("4.1", "4.1.2", 9), ("4.2", "4.2.2", 10),
+                              ("4.4", "4.4.0", 10))
+}  # fmt: skip
+_JAVA_SWITCHES: dict[str, dict[str, Any]] = {}
+
+
+def _line_profile(
+    base: Profile,
+    line: str,
+    latest: str,
+    api: dict[str, tuple[int, int]],
+    switches: dict[str, Any],
+) -> Profile:
+    named = replace(base, name=f"kafka-{line}", kafka_version=latest, api_ranges=_ranges(**api))
+    return replace(named, **switches) if switches else named
+
+
+_ALL_LINES: tuple[Profile, ...] = (
+    *(
+        _line_profile(KAFKA_3_9, line, latest, api, _SCALA_SWITCHES.get(line, {}))
+        for line, (latest, api) in _SCALA_LINES.items()
+    ),
+    KAFKA_3_9,
+    *(
+        _line_profile(KAFKA_4_X, line, latest, api, _JAVA_SWITCHES.get(line, {}))
+        for line, (latest, api) in _JAVA_LINES.items()
+        if release_of(latest) < release_of(KAFKA_4_X.kafka_version)
+    ),
+    KAFKA_4_X,
+    *(
+        _line_profile(KAFKA_4_X, line, latest, api, _JAVA_SWITCHES.get(line, {}))
+        for line, (latest, api) in _JAVA_LINES.items()
+        if release_of(latest) > release_of(KAFKA_4_X.kafka_version)
+    ),
+)
+
+PROFILE_NAMES: tuple[str, ...] = tuple(p.name for p in _ALL_LINES)
+"""The profiles, oldest line first."""
+
+LEGACY_PROFILE_NAMES: dict[str, str] = {"kafka-4.x": KAFKA_4_X.name}
+"""Names older traces carry: ``kafka-4.x`` was the 4.3 line's profile before there was one
+profile per line."""
+
+PROFILES: dict[str, Profile] = {p.name: p for p in _ALL_LINES} | {
+    old: next(p for p in _ALL_LINES if p.name == new) for old, new in LEGACY_PROFILE_NAMES.items()
+}
+"""Every profile by name (legacy names included; :data:`PROFILE_NAMES` lists each once)."""
+
+
 def profile_for_version(kafka_version: str) -> Profile:
-    """The profile for a Kafka release string such as ``"4.3.1"`` or ``"3.9.2"``."""
-    major_minor = release_of(kafka_version)
-    if major_minor >= (4, 0):
-        return KAFKA_4_X
-    if major_minor == (3, 9):
-        return KAFKA_3_9
+    """The profile of the release line of ``kafka_version`` (``"3.6.0"`` -> ``kafka-3.6``). A
+    release newer than the newest line is judged by the newest line's rules."""
+    major, minor = release_of(kafka_version)
+    by_line = {p.name: p for p in _ALL_LINES}
+    found = by_line.get(f"kafka-{major}.{minor}")
+    if found is not None:
+        return found
+    newest = _ALL_LINES[-1]
+    if (major, minor) > release_of(newest.kafka_version):
+        return newest
     raise ValueError(
-        f"no model profile for Kafka {kafka_version}; profiles exist for 4.x and 3.9.x "
-        f"({', '.join(PROFILES)})"
+        f"no model profile for Kafka {kafka_version}; profiles exist for the lines "
+        f"{', '.join(p.name.removeprefix('kafka-') for p in _ALL_LINES)}"
     )
 
 
@@ -321,7 +426,8 @@ def config_from_json(obj: object) -> GroupConfig:
     name = obj.get("profile", KAFKA_4_X.name)
     if name not in PROFILES:
         raise ValueError(
-            f"model config: field 'profile': unknown profile {name!r}; use {sorted(PROFILES)}"
+            f"model config: field 'profile': unknown profile {name!r}; use one of "
+            f"{', '.join(PROFILE_NAMES)}"
         )
     kwargs: dict[str, object] = {}
     for key in _CONFIG_FIELDS:

@@ -5,17 +5,25 @@ difference, run under both profiles. Each test names the source deciding it (mod
 from __future__ import annotations
 
 import pytest
-from kgc.model import KAFKA_3_9, KAFKA_4_X, profile_for_version
+from kgc.model import KAFKA_3_9, KAFKA_4_X, PROFILES, profile_for_version
 from kgc.model.commands import Protocol
+from kgc.model.profiles import PROFILE_NAMES
 from model_harness import Sim, commit, describe, join, leave, stable_group, sync
 
 
 def test_profile_for_version() -> None:
+    # one profile per release line, named after it; a release newer than the newest line is
+    # judged by the newest line's rules; a line kgc has no profile for is refused
     assert profile_for_version("4.3.1") is KAFKA_4_X
-    assert profile_for_version("4.0.0") is KAFKA_4_X
+    assert profile_for_version("4.3.0") is KAFKA_4_X
     assert profile_for_version("3.9.2") is KAFKA_3_9
+    assert profile_for_version("4.0.0").name == "kafka-4.0"
+    assert profile_for_version("3.8.1").name == "kafka-3.8"
+    assert profile_for_version("1.0.0").name == "kafka-1.0"
+    assert profile_for_version("9.1.0").name == PROFILE_NAMES[-1]
+    assert PROFILES["kafka-4.x"] is KAFKA_4_X  # the name traces carried before
     with pytest.raises(ValueError, match="no model profile"):
-        profile_for_version("3.8.1")
+        profile_for_version("2.2.2")
 
 
 @pytest.mark.parametrize(("profile", "alive"), [(KAFKA_4_X, False), (KAFKA_3_9, True)])
@@ -85,7 +93,7 @@ def test_describe_v6_exists_only_in_4x() -> None:
 
 def test_offset_commit_version_ranges() -> None:
     # 4.x removed OffsetCommit v0-1 (KIP-896); 3.9's v0 is ZooKeeper storage, outside the model.
-    with pytest.raises(ValueError, match="v1 is not accepted by kafka-4.x"):
+    with pytest.raises(ValueError, match="v1 is not accepted by kafka-4.3"):
         Sim(profile=KAFKA_4_X).send(commit("c1", "", -1, version=1))
     assert Sim(profile=KAFKA_3_9).send(commit("c1", "", -1, version=1)) == 1
     sim = Sim(profile=KAFKA_3_9)
@@ -173,6 +181,6 @@ def test_config_round_trips_through_json() -> None:
     )
     assert config_from_json(json.loads(json.dumps(config_to_json(c)))) == c
     with pytest.raises(ValueError, match="unknown profile"):
-        config_from_json({"profile": "kafka-2.8"})
+        config_from_json({"profile": "kafka-2.2"})
     with pytest.raises(ValueError, match="unknown field"):
         config_from_json({"group_min_session_ms": 1})
