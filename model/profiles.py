@@ -124,6 +124,19 @@ class Profile:
     # (``handleJoinGroup``: ``groupManager.addGroup``) only creates it in memory. Used by
     # ``cluster_group.py`` (what survives a failover); found by a fault replay on 4.3.1.
     new_group_writes_empty_record: bool
+    # 2.4 (up to 2.4.1, KAFKA-9752, fixed in 2.5.1 by ``MemberMetadata.heartbeatSatisfied``):
+    # ``onCompleteJoin`` calls ``completeAndScheduleNextHeartbeatExpiration`` before it clears
+    # ``member.isNew``; the new ``DelayedHeartbeat``'s ``tryComplete`` asks ``shouldKeepAlive``,
+    # which is true for a new member (``latestHeartbeat + NewMemberJoinTimeoutMs > deadline``), so
+    # the timer completes at once and the member is left with none: a member whose first join
+    # phase completed is never expired unless it heartbeats, commits or syncs again. Found by
+    # ``kgc check --kafka-version 2.4.1`` (a member that never synced blocked a new protocol).
+    new_member_keeps_no_timer_after_first_join: bool = False
+    # The sync deadline (RULES.md R8): members that have not sent SyncGroup one rebalance timeout
+    # after the join phase completed are removed. 3.9 ``DelayedSync.scala``,
+    # ``GroupCoordinator.schedulePendingSync`` / 4.x ``GroupMetadataManager.schedulePendingSync``;
+    # first shipped in 2.8 (``DelayedSync`` is in the 2.8.2 jar, not in 2.7.2's or older).
+    sync_deadline: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -257,8 +270,16 @@ _SCALA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
                           FindCoordinator=(0, 5))),
 }  # fmt: skip
 
-# Switches of each Scala line that differ from 3.9's (filled from the sources of each line).
-_SCALA_SWITCHES: dict[str, dict[str, Any]] = {}
+# Switches of each Scala line that differ from 3.9's (each is cited at its field of Profile).
+_NO_SYNC_DEADLINE: dict[str, Any] = {"sync_deadline": False}
+_SCALA_SWITCHES: dict[str, dict[str, Any]] = {
+    "1.0": _NO_SYNC_DEADLINE,
+    "1.1": _NO_SYNC_DEADLINE,
+    "2.4": {**_NO_SYNC_DEADLINE, "new_member_keeps_no_timer_after_first_join": True},
+    "2.5": _NO_SYNC_DEADLINE,
+    "2.6": _NO_SYNC_DEADLINE,
+    "2.7": _NO_SYNC_DEADLINE,
+}
 
 _JAVA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
     line: (latest, dict(JoinGroup=(0, 9), SyncGroup=(0, 5), Heartbeat=(0, 4), LeaveGroup=(0, 5),

@@ -257,12 +257,19 @@ def complete_join(tx: Txn) -> None:
                 members=listed,
             ),
         )
-        reschedule_heartbeat(tx, mid)
+        if tx.profile.new_member_keeps_no_timer_after_first_join and tx.members[mid].is_new:
+            # 2.4: the session timer scheduled while the member is still new is satisfied at
+            # once (``shouldKeepAlive``), so it is dropped and the member has no timer at all
+            tx.members[mid] = evolve_member(tx.members[mid], heartbeat_deadline_ms=None)
+        else:
+            reschedule_heartbeat(tx, mid)
         tx.members[mid] = evolve_member(tx.members[mid], is_new=False)
-        tx.pending_sync.add(mid)
-    tx.sync_timer = SyncTimer(
-        deadline_ms=tx.now_ms + tx.rebalance_timeout_ms(), generation_id=tx.generation_id
-    )
+        if tx.profile.sync_deadline:
+            tx.pending_sync.add(mid)
+    if tx.profile.sync_deadline:
+        tx.sync_timer = SyncTimer(
+            deadline_ms=tx.now_ms + tx.rebalance_timeout_ms(), generation_id=tx.generation_id
+        )
 
 
 # ------------------------------------------------------------------------ the sync phase

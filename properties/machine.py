@@ -37,7 +37,7 @@ from kgc.engine.loop import Engine, EngineConfig, StepResult
 from kgc.engine.target import ModelTarget, Target, TargetError
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
-from kgc.model.client_view import ClientView, subscription
+from kgc.model.client_view import INSTANCE_ID_SINCE, ClientView, subscription
 from kgc.model.commands import (
     NO_GENERATION,
     NO_MEMBER_ID,
@@ -158,6 +158,13 @@ class SuiteContext:
         broker answered (that would make replays "flaky" in the strategy, not in the broker)."""
         choices = self.versions.get(api) or DEFAULT_VERSIONS[api]
         return choices[index % len(choices)]
+
+    def version_from(self, api: str, minimum: int, index: int) -> int | None:
+        """Like :meth:`version`, among the exercised versions of ``api`` that are at least
+        ``minimum`` (a field that only those carry); ``None`` when the broker offers none (a
+        release before the field: such a request cannot be sent to it)."""
+        choices = [v for v in self.versions.get(api) or DEFAULT_VERSIONS[api] if v >= minimum]
+        return choices[index % len(choices)] if choices else None
 
 
 # Versions exercised by default: each is accepted by both Kafka 3.9.x and 4.x (KIP-896 removed the
@@ -631,9 +638,12 @@ class GroupMachine(EngineMachine):
         member)."""
         if self._busy(client):
             return
+        version = self.context.version_from(api, INSTANCE_ID_SINCE[api], vi)
+        if version is None:  # the broker's release has no static membership for this request
+            return
         command = self.views[client].zombie(
             api,
-            version=self.context.version(api, vi),
+            version=version,
             offsets=(TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),),
         )
         if command is not None:
@@ -687,9 +697,12 @@ class GroupMachine(EngineMachine):
         the instance's current member is removed)."""
         if self._busy(client):
             return
-        command = self.views[client].leave_group(
-            version=self.context.version("LeaveGroup", vi), who=who
-        )
+        version: int | None = self.context.version("LeaveGroup", vi)
+        if who == "instance":  # by group.instance.id alone: LeaveGroup v3+ (KIP-345)
+            version = self.context.version_from("LeaveGroup", INSTANCE_ID_SINCE["LeaveGroup"], vi)
+        if version is None:
+            return
+        command = self.views[client].leave_group(version=version, who=who)
         if command is not None:
             self._run(command)
 
