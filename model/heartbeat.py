@@ -56,6 +56,9 @@ def handle_heartbeat(tx: Txn, request_id: int, cmd: Heartbeat) -> None:
     if tx.state == PREPARING_REBALANCE:
         reschedule_heartbeat(tx, cmd.member_id)
         tx.respond(request_id, HeartbeatResponse(error=REBALANCE_IN_PROGRESS))
+    elif tx.state == COMPLETING_REBALANCE and tx.profile.heartbeat_awaiting_sync_is_rebalancing:
+        # before 2.6: answered without touching the member's timer
+        tx.respond(request_id, HeartbeatResponse(error=REBALANCE_IN_PROGRESS))
     elif tx.state in (COMPLETING_REBALANCE, STABLE):
         reschedule_heartbeat(tx, cmd.member_id)
         tx.respond(request_id, HeartbeatResponse(error=NONE))

@@ -116,12 +116,18 @@ def static_member_id(tx: Txn, group_instance_id: str) -> str | None:
     return None
 
 
-def validate_member(tx: Txn, member_id: str, group_instance_id: str | None) -> str | None:
-    """``ClassicGroup.validateMember`` / ``validateCurrentMember``: the error, or None."""
+def validate_member(
+    tx: Txn, member_id: str, group_instance_id: str | None, *, joining: bool = False
+) -> str | None:
+    """``ClassicGroup.validateMember`` / ``validateCurrentMember``: the error, or None. Before
+    3.0 (``Profile.unknown_instance_id_rejected``) only a JoinGroup refuses an instance id that is
+    not registered; the other requests ignore it."""
     if group_instance_id is not None:
         current = static_member_id(tx, group_instance_id)
-        if current is None:
+        if current is None and (joining or tx.profile.unknown_instance_id_rejected):
             return UNKNOWN_MEMBER_ID
+        if current is None:
+            current = member_id
         if current != member_id:
             return FENCED_INSTANCE_ID
     if member_id not in tx.members:
@@ -266,7 +272,7 @@ def _join_existing_member(
             return
         _add_member(tx, request_id, cmd, mid, None, rebalance_timeout)
         return
-    error = validate_member(tx, mid, instance)
+    error = validate_member(tx, mid, instance, joining=True)
     if error is not None:
         tx.respond(request_id, join_error(error, mid))
         return

@@ -137,6 +137,20 @@ class Profile:
     # ``GroupCoordinator.schedulePendingSync`` / 4.x ``GroupMetadataManager.schedulePendingSync``;
     # first shipped in 2.8 (``DelayedSync`` is in the 2.8.2 jar, not in 2.7.2's or older).
     sync_deadline: bool = True
+    # A group.instance.id that is not registered: 3.0+ ``validateCurrentMember`` answers
+    # UNKNOWN_MEMBER_ID for it in SyncGroup, Heartbeat, LeaveGroup and OffsetCommit. Before 3.0
+    # those handlers ask only ``GroupMetadata.isStaticMemberFenced`` (fenced when the instance is
+    # registered to another member id) and then whether the member id exists, so an unknown
+    # instance id is ignored (2.4-2.8 ``GroupCoordinator.handleSyncGroup``/``handleHeartbeat``/
+    # ``handleCommitOffsets``/``handleLeaveGroup``). JoinGroup refuses it on every line
+    # (``groupInstanceIdNotFound``). Found by ``kgc check --kafka-version 2.4.1``.
+    unknown_instance_id_rejected: bool = True
+    # Heartbeat in CompletingRebalance: before 2.6 ``GroupCoordinator.handleHeartbeat`` answers
+    # REBALANCE_IN_PROGRESS and leaves the member's timer alone (1.0.2, 2.4.1, 2.5.1); from 2.6
+    # ("consumers may start sending heartbeat after join-group response … reset the timer") it
+    # reschedules the timer and answers NONE, as 3.9 and 4.x do. Found by ``kgc check
+    # --kafka-version 1.0.2``.
+    heartbeat_awaiting_sync_is_rebalancing: bool = False
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -272,13 +286,20 @@ _SCALA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
 
 # Switches of each Scala line that differ from 3.9's (each is cited at its field of Profile).
 _NO_SYNC_DEADLINE: dict[str, Any] = {"sync_deadline": False}
+_BEFORE_3_0: dict[str, Any] = {"unknown_instance_id_rejected": False}
+_BEFORE_2_6: dict[str, Any] = {
+    **_NO_SYNC_DEADLINE,
+    **_BEFORE_3_0,
+    "heartbeat_awaiting_sync_is_rebalancing": True,
+}
 _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
-    "1.0": _NO_SYNC_DEADLINE,
-    "1.1": _NO_SYNC_DEADLINE,
-    "2.4": {**_NO_SYNC_DEADLINE, "new_member_keeps_no_timer_after_first_join": True},
-    "2.5": _NO_SYNC_DEADLINE,
-    "2.6": _NO_SYNC_DEADLINE,
-    "2.7": _NO_SYNC_DEADLINE,
+    "1.0": _BEFORE_2_6,
+    "1.1": _BEFORE_2_6,
+    "2.4": {**_BEFORE_2_6, "new_member_keeps_no_timer_after_first_join": True},
+    "2.5": _BEFORE_2_6,
+    "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
+    "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
+    "2.8": _BEFORE_3_0,
 }
 
 _JAVA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
