@@ -5,7 +5,7 @@ PY ?= python3
 KAFKA_VERSIONS ?= 4.3.1 3.9.2
 STAMP := .kgc-installed
 
-.PHONY: check test install lint clean-stamp
+.PHONY: check test install lint clean-stamp sweep
 
 $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[all]'
@@ -36,6 +36,9 @@ lint: $(STAMP)
 # ci_report_check.py is not a test_*.py file: only this step runs it (see its docstring).
 CI_DIR := build/kgc-ci
 CI_VERSIONS := 4.3.1 3.9.2
+# Besides the pinned 4.3 and 3.9 passes above, CI runs one seed on the oldest release line kgc can
+# start here and on the newest 4.x (`kgc lines`; the sweep over every line is `make sweep`).
+CI_LINES := 1.0,4.4
 # The quality tests (a broken model must be caught by a seeded search) run in a pytest process of
 # their own, as `kgc check --seed` runs: Hypothesis's generation for one seed was seen to drift in
 # a long process after the Spark pipeline tests (the 25th example of seed 1 differs), and the
@@ -48,6 +51,7 @@ test: lint
 	$(PY) -m pytest -m broker tests/smoke tests/differential tests/findings/test_consumer_metadata.py \
 	  tests/test_traces.py \
 	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus --kgc-broker-logs $(CI_DIR)/broker-logs
+	$(PY) -m kgc.cli lines --sweep --only $(CI_LINES) --seeds 1 --traces $(CI_DIR)/lines-traces
 	@! grep -l "out of sync with the underlying log" $(CI_DIR)/broker-logs/kafka-*-1n-*.log || \
 	  { echo "a test wrote into the shared session broker's __consumer_offsets (see above)"; exit 1; }
 	$(PY) -m kgc.cli report $(CI_DIR)/corpus --out $(CI_DIR)/report \
@@ -57,3 +61,7 @@ test: lint
 
 clean-stamp:
 	rm -f $(STAMP)
+
+# Every release line that runs here, newest patch of each, 5 seeds of the ci profile (about an hour)
+sweep: $(STAMP)
+	$(PY) -m kgc.cli lines --sweep --seeds 5 --traces build/kgc-sweep/traces

@@ -151,6 +151,10 @@ class Profile:
     # reschedules the timer and answers NONE, as 3.9 and 4.x do. Found by ``kgc check
     # --kafka-version 1.0.2``.
     heartbeat_awaiting_sync_is_rebalancing: bool = False
+    # The generation of a JoinGroup error answer: 1.x ``GroupCoordinator.joinError`` sets
+    # ``generationId = 0``; from 2.x on it is ``GroupCoordinator.NoGeneration`` (-1), as the Java
+    # coordinator's. Found by ``kgc check --kafka-version 1.0.2`` (INVALID_SESSION_TIMEOUT).
+    join_error_generation_id: int = -1
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -293,8 +297,8 @@ _BEFORE_2_6: dict[str, Any] = {
     "heartbeat_awaiting_sync_is_rebalancing": True,
 }
 _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
-    "1.0": _BEFORE_2_6,
-    "1.1": _BEFORE_2_6,
+    "1.0": {**_BEFORE_2_6, "join_error_generation_id": 0},
+    "1.1": {**_BEFORE_2_6, "join_error_generation_id": 0},
     "2.4": {**_BEFORE_2_6, "new_member_keeps_no_timer_after_first_join": True},
     "2.5": _BEFORE_2_6,
     "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},

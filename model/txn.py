@@ -14,9 +14,10 @@ points), so every allowed successor is produced without the rules having to retu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
-from kgc.model.commands import Response, member_name
+from kgc.model.commands import NO_GENERATION, JoinGroupResponse, Response, member_name
 from kgc.model.profiles import GroupConfig, Profile
 from kgc.model.state import (
     CommittedOffset,
@@ -107,6 +108,12 @@ class Txn:
 
     # ------------------------------------------------------------------ small helpers
     def respond(self, request_id: int, response: Response) -> None:
+        if (
+            isinstance(response, JoinGroupResponse)
+            and response.error != "NONE"
+            and response.generation_id == NO_GENERATION
+        ):
+            response = replace(response, generation_id=self.profile.join_error_generation_id)
         self.outbox.append(
             Outgoing(request_id=request_id, response=response, emitted_at_ms=self.now_ms)
         )

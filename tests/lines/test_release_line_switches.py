@@ -1,0 +1,102 @@
+"""Each behaviour switch that separates two neighbouring release lines, shown on both brokers.
+
+The traces under ``data/`` are divergences ``kgc check`` found on an old release while that line was
+still judged by 3.9's rules; each became a switch on ``Profile`` (cited there). Each is replayed on
+a fresh broker of the last line with the old behaviour and of the first line with the new one:
+
+* on both, the line's own rules pass it (the switch explains what each broker answered);
+* on the old line, the new line's rules fail it: the switch is needed, and the two brokers really
+  answer differently (the same model on both would pass one and fail the other).
+
+The expectations are the Kafka sources cited at each switch, not the model: a profile that
+dropped a switch would fail here against the broker.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from kgc.conformance.broker import EmbeddedKafka
+from kgc.conformance.client import Cluster
+from kgc.conformance.suite import replay_on_broker
+from kgc.engine.traces import load
+
+DATA = Path(__file__).parent / "data"
+
+# (trace, switch, last patch with the old behaviour, first patch with the new)
+CASES = [
+    (
+        "heartbeat-awaiting-sync-found-on-1.0.2.json",
+        "heartbeat_awaiting_sync_is_rebalancing",
+        "2.5.1",
+        "2.6.3",
+    ),
+    (
+        "unknown-instance-id-in-sync-found-on-2.4.1.json",
+        "unknown_instance_id_rejected",
+        "2.8.2",
+        "3.0.2",
+    ),
+    (
+        "join-error-generation-found-on-1.0.2.json",
+        "join_error_generation_id",
+        "1.1.1",
+        "2.4.1",
+    ),
+    (
+        "new-member-timer-lost-found-on-2.4.1.json",
+        "new_member_keeps_no_timer_after_first_join",
+        "2.4.1",
+        "2.5.1",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def brokers():
+    started: dict[str, EmbeddedKafka] = {}
+
+    def get(version: str) -> EmbeddedKafka:
+        if version not in started:
+            started[version] = EmbeddedKafka(version).start()
+        return started[version]
+
+    yield get
+    for broker in started.values():
+        broker.stop()
+
+
+def _judged_by(trace, version: str):  # noqa: ANN001, ANN202
+    """The recording with the model record of ``version``'s release line."""
+    from kgc.model import profile_for_version
+
+    judged = copy.deepcopy(trace)
+    judged.manifest["model"]["profile"] = profile_for_version(version).name
+    judged.result = None
+    return judged
+
+
+def _replay(broker: EmbeddedKafka, trace) -> str:  # noqa: ANN001
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-lines")
+    try:
+        return replay_on_broker(broker, cluster, trace).verdict
+    finally:
+        cluster.close()
+        cluster.poller.close()
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "switch", "old", "new"), CASES, ids=[c[1] for c in CASES])
+def test_a_switch_explains_both_lines_and_is_needed(brokers, name, switch, old, new) -> None:
+    from kgc.model import profile_for_version
+
+    assert getattr(profile_for_version(old), switch) != getattr(profile_for_version(new), switch)
+    trace = load(DATA / name)
+    assert _replay(brokers(old), _judged_by(trace, old)) == "PASSES", f"{old} by its own rules"
+    assert _replay(brokers(new), _judged_by(trace, new)) == "PASSES", f"{new} by its own rules"
+    assert _replay(brokers(old), _judged_by(trace, new)) == "FAILING", (
+        f"{old}'s broker judged by {new}'s rules passed: the switch {switch} makes no difference"
+    )
