@@ -15,6 +15,7 @@ dropped a switch would fail here against the broker.
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,98 @@ def test_a_switch_explains_both_lines_and_is_needed(brokers, name, switch, old, 
     assert _replay(brokers(old), _judged_by(trace, new)) == "FAILING", (
         f"{old}'s broker judged by {new}'s rules passed: the switch {switch} makes no difference"
     )
+
+
+def _scripted(tmp_path: Path, name: str, commands: list[dict]) -> Path:
+    """A trace of ``commands`` (requests as the model's command records, and ``{"tick": ms}``)
+    with the manifest of a recorded one: what a replay re-sends, with nothing recorded yet."""
+    template = json.loads((DATA / CASES[0][0]).read_text())
+    events: list[dict] = []
+    request_id = 0
+    for step, c in enumerate(commands):
+        if "tick" in c:
+            events.append({"at_ms": 0.0, "kind": "tick", "ms": c["tick"], "step": step})
+            continue
+        events.append(
+            {
+                "at_ms": 0.0,
+                "command": c,
+                "group_state": "Empty",
+                "kind": "invoke",
+                "request_id": request_id,
+                "step": step,
+            }
+        )
+        request_id += 1
+    path = tmp_path / name
+    path.write_text(json.dumps({"manifest": template["manifest"], "events": events}))
+    return path
+
+
+def _join(client: str, member_id: str = "") -> dict:
+    return {
+        "type": "JoinGroup",
+        "client": client,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "session_timeout_ms": 10_000,
+        "rebalance_timeout_ms": 1_000,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": '{"topics": ["kgc-lines"]}'}],
+        "version": 3,
+    }
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_the_sync_deadline_starts_in_2_8(brokers, tmp_path) -> None:
+    """``sync_deadline``: c2 joins generation 2 and never sends SyncGroup; the leader c1 syncs.
+    One rebalance timeout (1 s) later, 2.8's ``DelayedSync`` removes c2 and a rebalance starts, so
+    c1's Heartbeat is REBALANCE_IN_PROGRESS; 2.7 has no such timer and c2 stays (sessions are 10 s),
+    so c1's Heartbeat is NONE."""
+    from kgc.model import profile_for_version
+
+    assert (
+        not profile_for_version("2.7.2").sync_deadline
+        and profile_for_version("2.8.2").sync_deadline
+    )
+    assignments = [
+        {"member_id": "c1-1", "assignment": '{"kgc-lines": [0]}'},
+        {"member_id": "c2-1", "assignment": '{"kgc-lines": [1]}'},
+    ]
+    path = _scripted(
+        tmp_path,
+        "sync-deadline.json",
+        [
+            _join("c1"),
+            {"tick": 50},
+            _join("c2"),
+            {"tick": 50},
+            _join("c1", "c1-1"),
+            {"tick": 50},
+            {
+                "type": "SyncGroup",
+                "client": "c1",
+                "member_id": "c1-1",
+                "group_instance_id": None,
+                "generation_id": 2,
+                "protocol_type": None,
+                "protocol_name": None,
+                "assignments": assignments,
+                "version": 3,
+            },
+            {"tick": 1_500},
+            {
+                "type": "Heartbeat",
+                "client": "c1",
+                "member_id": "c1-1",
+                "group_instance_id": None,
+                "generation_id": 2,
+                "version": 3,
+            },
+        ],
+    )
+    trace = load(path)
+    assert _replay(brokers("2.7.2"), _judged_by(trace, "2.7.2")) == "PASSES"
+    assert _replay(brokers("2.8.2"), _judged_by(trace, "2.8.2")) == "PASSES"
+    assert _replay(brokers("2.7.2"), _judged_by(trace, "2.8.2")) == "FAILING"
