@@ -70,14 +70,17 @@ def _partition_exists(tx: Txn, topic: str, partition: int) -> bool:
 def _validate(
     tx: Txn, cmd: OffsetCommit, generation: int, member_id: str, instance: str | None
 ) -> str | None:
+    simple_first = tx.profile.simple_commit_checked_first
     if not tx.exists:
         if generation < 0:
             tx.exists = True  # a simple group: Empty, generation 0, no protocol type
-            return None
-        if cmd.version >= 9 and tx.profile.commit_missing_group_v9_group_id_not_found:
-            return GROUP_ID_NOT_FOUND
-        return ILLEGAL_GENERATION
-    if generation < 0 and tx.state == EMPTY:
+            if simple_first:
+                return None
+        else:
+            if cmd.version >= 9 and tx.profile.commit_missing_group_v9_group_id_not_found:
+                return GROUP_ID_NOT_FOUND
+            return ILLEGAL_GENERATION
+    if generation < 0 and tx.state == EMPTY and simple_first:
         return None
     if generation >= 0 or member_id != NO_MEMBER_ID or instance is not None:
         error = validate_member(tx, member_id, instance)

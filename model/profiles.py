@@ -155,6 +155,14 @@ class Profile:
     # ``generationId = 0``; from 2.x on it is ``GroupCoordinator.NoGeneration`` (-1), as the Java
     # coordinator's. Found by ``kgc check --kafka-version 1.0.2`` (INVALID_SESSION_TIMEOUT).
     join_error_generation_id: int = -1
+    # OffsetCommit with generation -1 to an Empty (or missing) group: 3.3+ ``validateOffsetCommit``
+    # accepts it first ("the request comes from either the admin client or a consumer which does
+    # not use the group management facility"); 3.0-3.2 ``validateOffsetCommit`` first sends any
+    # commit naming a member id or a group.instance.id to ``validateCurrentMember`` (so an unknown
+    # one is UNKNOWN_MEMBER_ID, even for a group the commit just created); before 3.0 only
+    # ``isStaticMemberFenced`` comes first, which an Empty group never fences. Found by ``kgc lines
+    # --sweep`` on 3.0.2 and 3.1.2.
+    simple_commit_checked_first: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -304,6 +312,9 @@ _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
     "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
     "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
     "2.8": _BEFORE_3_0,
+    "3.0": {"simple_commit_checked_first": False},
+    "3.1": {"simple_commit_checked_first": False},
+    "3.2": {"simple_commit_checked_first": False},
 }
 
 _JAVA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {

@@ -47,6 +47,12 @@ CASES = [
         "2.4.1",
     ),
     (
+        "simple-commit-with-instance-id-found-on-3.0.2.json",
+        "simple_commit_checked_first",
+        "3.2.3",
+        "3.3.2",
+    ),
+    (
         "new-member-timer-lost-found-on-2.4.1.json",
         "new_member_keeps_no_timer_after_first_join",
         "2.4.1",
