@@ -1,5 +1,11 @@
 """Version profiles and broker configuration for the classic group model.
 
+One profile per Apache Kafka release line, 1.0 to 4.4 (``PROFILE_NAMES``), each following the
+line's newest patch. The two the model was built on are spelled out below (``KAFKA_4_X`` = the 4.3
+line, ``KAFKA_3_9``); every other line is one of them with the switches where its coordinator
+differs (``_SCALA_SWITCHES``, ``_JAVA_SWITCHES``), each switch cited at its field and tabled in
+``docs/release-lines.md`` with the broker test that shows it on both lines it separates.
+
 Rule: the model follows the coordinator that *actually runs by default* in each Kafka version, and
 every behaviour that differs between versions is one named switch on :class:`Profile`, citing the
 source that decides it. Sources (read at the release commits of ``confluentinc/kafka``, which
