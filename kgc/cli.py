@@ -15,6 +15,7 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "broker": ("kgc.cli_broker", "start, inspect and stop an embedded Apache Kafka"),
     "check": ("kgc.cli_check", "run the differential conformance suite against a broker"),
+    "matrix": ("kgc.cli_matrix", "run the suite on several implementations; build the report card"),
     "lines": ("kgc.cli_lines", "list Apache Kafka release lines; --sweep runs the suite on each"),
     "replay": ("kgc.cli_replay", "re-run saved traces against the model and a broker"),
     "analyze": ("kgc.cli_analyze", "re-check recorded traces against the model, no broker"),

@@ -24,7 +24,7 @@ from kgc.model.commands import (
 )
 from kgc.model.coordinator import find_coordinator_outcomes
 from kgc.model.errors import GROUP_ID_NOT_FOUND, NONE
-from kgc.model.state import DEAD, STABLE
+from kgc.model.state import COMPLETING_REBALANCE, DEAD, STABLE
 from kgc.model.txn import Txn
 
 
@@ -49,7 +49,11 @@ def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> Non
         request_id,
         DescribeGroupsResponse(
             error=NONE,
-            group_state=tx.state,
+            group_state=(
+                tx.profile.completing_rebalance_name
+                if tx.state == COMPLETING_REBALANCE
+                else tx.state
+            ),
             protocol_type=tx.protocol_type or "",
             protocol_data=(tx.protocol_name or "") if stable else "",
             members=members,

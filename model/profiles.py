@@ -169,6 +169,10 @@ class Profile:
     # ``isStaticMemberFenced`` comes first, which an Empty group never fences. Found by ``kgc lines
     # --sweep`` on 3.0.2 and 3.1.2.
     simple_commit_checked_first: bool = True
+    # The name DescribeGroups gives the state between join and sync: 1.0's ``GroupMetadata.scala``
+    # calls it ``AwaitingSync``; from 1.1 on it is ``CompletingRebalance``. Found by ``kgc lines
+    # --sweep`` on 1.0.2.
+    completing_rebalance_name: str = "CompletingRebalance"
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -311,7 +315,11 @@ _BEFORE_2_6: dict[str, Any] = {
     "heartbeat_awaiting_sync_is_rebalancing": True,
 }
 _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
-    "1.0": {**_BEFORE_2_6, "join_error_generation_id": 0},
+    "1.0": {
+        **_BEFORE_2_6,
+        "join_error_generation_id": 0,
+        "completing_rebalance_name": "AwaitingSync",
+    },
     "1.1": {**_BEFORE_2_6, "join_error_generation_id": 0},
     "2.4": {**_BEFORE_2_6, "new_member_keeps_no_timer_after_first_join": True},
     "2.5": _BEFORE_2_6,

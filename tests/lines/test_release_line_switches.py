@@ -41,6 +41,12 @@ CASES = [
         "3.0.2",
     ),
     (
+        "awaiting-sync-state-name-found-on-1.0.2.json",
+        "completing_rebalance_name",
+        "1.0.2",
+        "1.1.1",
+    ),
+    (
         "join-error-generation-found-on-1.0.2.json",
         "join_error_generation_id",
         "1.1.1",

@@ -1,0 +1,349 @@
+"""``kgc matrix``: the suite on several implementations side by side, and their report card.
+
+For each target (``apache-kafka:VERSION`` embedded, or an implementation kgc launches: ``tansu``,
+``kfake``, ``librdkafka-mock``) ``kgc matrix`` starts it on loopback and:
+
+1. reads the group request versions it advertises (ApiVersions) and runs the differential suite
+   (``--seeds`` seeds of ``--profile``), recording every example into ``OUT/corpus``;
+2. proves each divergence it saved: the trace is replayed on a **fresh** instance; ``STILL
+   FAILING`` makes it a confirmed deviation, anything else an unconfirmed one (never a finding);
+3. replays the implementation's baselines, ``traces/known/<implementation>/*.json``, each on a
+   fresh instance: one that still fails is expected, one that replays clean is news (``FIXED``);
+4. groups deviations by signature (the request type and the answer that no model state allowed)
+   and names each baseline a new deviation matches; a confirmed deviation that matches none is
+   ``NEW``.
+
+It then writes ``OUT/card.json`` and ``OUT/card.md`` (one row per implementation and version) and
+builds the HTML report over the corpus with the Spark pipeline (``OUT/report/report.html``, as
+``kgc report`` does). Exit status 1 when an Apache Kafka release diverged or another
+implementation showed a NEW deviation; ``FIXED`` baselines are reported, not failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kgc.cli import UserError
+
+DEFAULT_TARGETS = (
+    "apache-kafka:4.3.1,apache-kafka:3.9.2,apache-kafka:2.8.2,tansu,kfake,librdkafka-mock"
+)
+KNOWN = Path("traces") / "known"  # the clone's baselines, as `kgc replay traces/known/…` uses
+
+# Where Kafka decides what each request type answers (RULES.md has the rule-by-rule table).
+SOURCES = {
+    "JoinGroup": "GroupMetadataManager.classicGroupJoin* (4.x) / GroupCoordinator.handleJoinGroup",
+    "SyncGroup": "GroupMetadataManager.classicGroupSync* (4.x) / GroupCoordinator.handleSyncGroup",
+    "Heartbeat": "GroupMetadataManager.classicGroupHeartbeat* / GroupCoordinator.handleHeartbeat",
+    "LeaveGroup": "GroupMetadataManager.classicGroupLeave* / GroupCoordinator.handleLeaveGroup",
+    "OffsetCommit": "OffsetMetadataManager.commitOffset / GroupCoordinator.handleCommitOffsets",
+    "OffsetFetch": "OffsetMetadataManager.fetchOffsets / GroupCoordinator.handleFetchOffsets",
+    "DescribeGroups": "GroupMetadataManager.describeGroups / GroupCoordinator.handleDescribeGroup",
+    "FindCoordinator": "KafkaApis.handleFindCoordinatorRequest",
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--implementations",
+        default=DEFAULT_TARGETS,
+        help="comma-separated targets: apache-kafka:VERSION, tansu, kfake, librdkafka-mock "
+        f"(default {DEFAULT_TARGETS})",
+    )
+    p.add_argument("--out", required=True, help="folder for the corpus, traces, card and report")
+    p.add_argument("--seeds", type=int, default=1, help="seeds 1..N per target (default 1)")
+    p.add_argument("--profile", default="ci", help="search profile (default ci)")
+    p.add_argument("--known", default=str(KNOWN), help="baselines folder (traces/known)")
+    p.add_argument("--no-report", action="store_true", help="skip the Spark HTML report")
+
+
+def _targets(spec: str) -> list[tuple[str, str | None]]:
+    from kgc.conformance.implementations import LAUNCHED_OTHERS
+
+    out: list[tuple[str, str | None]] = []
+    for item in (x.strip() for x in spec.split(",")):
+        if not item:
+            continue
+        name, _, version = item.partition(":")
+        if name == "apache-kafka":
+            if not version:
+                raise UserError("apache-kafka needs a version: apache-kafka:4.3.1")
+            from kgc.conformance.maven import check_version
+
+            check_version(version)
+            out.append((name, version))
+        elif name in LAUNCHED_OTHERS:
+            out.append((name, None))
+        else:
+            raise UserError(
+                f"unknown implementation {name!r}; use apache-kafka:VERSION or one of "
+                f"{', '.join(LAUNCHED_OTHERS)}"
+            )
+    if not out:
+        raise UserError("--implementations names no target")
+    return out
+
+
+@contextlib.contextmanager
+def _open(name: str, version: str | None) -> Iterator[Any]:
+    from kgc.conformance.session import open_broker
+
+    if name == "apache-kafka":
+        with open_broker(kafka_version=version) as broker:
+            yield broker
+    else:
+        with open_broker(implementation=name) as broker:
+            yield broker
+
+
+def _advertised(bootstrap: str) -> dict[str, list[int]]:
+    from kgc.conformance import probe
+    from kgc.conformance.client import parse_bootstrap
+    from kgc.conformance.negotiate import API_KEYS
+
+    host, port = parse_bootstrap(bootstrap)[0]
+    keys = probe.api_versions(host, port, 5.0).api_keys
+    return {api: list(keys[k]) for api, k in API_KEYS.items() if k in keys}
+
+
+def _replay(broker: Any, trace: Any) -> str:
+    from kgc.conformance.client import Cluster
+    from kgc.conformance.suite import replay_on_broker
+
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-matrix")
+    try:
+        return str(replay_on_broker(broker, cluster, trace).verdict)
+    except Exception as exc:  # noqa: BLE001 - a replay that cannot finish is "unconfirmed"
+        return f"REPLAY ERROR ({' '.join(str(exc).split())[:200]})"
+    finally:
+        cluster.close()
+        cluster.poller.close()
+
+
+def signature(trace: Any) -> dict[str, str] | None:
+    """What a divergence is about: the request type of the first diverging request and the
+    answer no model state allowed (its type and error), or a request left unanswered."""
+    div = (trace.result or {}).get("divergence") or {}
+    observed = div.get("observed") or {}
+    request_id = observed.get("request_id")
+    request = next(
+        (
+            e.command
+            for e in trace.events
+            if getattr(e, "request_id", None) == request_id and hasattr(e, "command")
+        ),
+        None,
+    )
+    if request is None:
+        return None
+    response = observed.get("response") or {}
+    answer = f"{response.get('type', 'no answer')} {response.get('error', '')}".strip()
+    return {"request": type(request).__name__, "answer": answer}
+
+
+def _sentence(trace: Any) -> str:
+    div = (trace.result or {}).get("divergence") or {}
+    reason = str(div.get("reason", "a divergence"))
+    allowed = [str(a) for a in div.get("allowed") or []][:1]
+    return reason + (f"; Kafka's rules allow: {allowed[0]}" if allowed else "")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgc.conformance.session import description_of
+    from kgc.conformance.suite import SEARCH_PROFILES, prepare_record_dir, run_suite
+    from kgc.engine.coverage import summarise
+    from kgc.engine.traces import load
+
+    if args.profile not in SEARCH_PROFILES:
+        raise UserError(
+            f"unknown profile {args.profile!r}; choose one of {', '.join(SEARCH_PROFILES)}"
+        )
+    if args.seeds < 1:
+        raise UserError(f"--seeds must be at least 1, got {args.seeds}")
+    targets = _targets(args.implementations)
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"--out {out} is not empty; kgc matrix never overwrites a card")
+    corpus = prepare_record_dir(out / "corpus")
+    known_root = Path(args.known)
+    rows: list[dict[str, Any]] = []
+    started = time.monotonic()
+    for name, version in targets:
+        t0 = time.monotonic()
+        label = f"{name}-{version}" if version else name
+        print(f"kgc matrix: {label}", file=sys.stderr, flush=True)
+        row: dict[str, Any] = {"implementation": name, "label": label}
+        saved: list[Path] = []
+        reached: dict[tuple[str, str, str], int] = {}
+        unsupported: set[str] = set()
+        requests = 0
+        with _open(name, version) as broker:
+            description = description_of(broker)
+            row["version"] = description.get("version")
+            row["mode"] = description.get("mode")
+            row["advertised"] = _advertised(broker.bootstrap_servers)
+            for seed in range(1, args.seeds + 1):
+                result = run_suite(
+                    bootstrap_servers=broker.bootstrap_servers,
+                    description=description,
+                    profile=args.profile,
+                    seed=seed,
+                    traces_dir=out / "traces" / label,
+                    record_dir=corpus,
+                    shrink_budget_s=90.0,
+                )
+                requests += result.commands
+                saved += result.saved
+                for cell, n in result.coverage.items():
+                    reached[cell] = reached.get(cell, 0) + n
+                unsupported |= set((result.target.get("unsupported_requests") or {}).keys())
+                row["used"] = result.target.get("request_versions")
+                row["rules"] = result.target.get("model_profile")
+                if result.failure == "connection" and not saved:
+                    row.setdefault("notes", []).append(result.message.splitlines()[0])
+        cov = summarise(reached, unsupported)
+        row["requests"] = requests
+        row["cells"] = {"reached": cov["reached"], "of": cov["cells"]}
+        row["unsupported"] = sorted(unsupported)
+        baselines = _baselines(name, version, known_root, load)
+        row["baselines"] = baselines
+        row["deviations"] = _deviations(name, version, saved, baselines, load)
+        row["wall_s"] = round(time.monotonic() - t0, 1)
+        rows.append(row)
+        _print_row(row)
+    card = {"targets": rows, "wall_s": round(time.monotonic() - started, 1)}
+    (out / "card.json").write_text(json.dumps(card, indent=1, default=str) + "\n")
+    (out / "card.md").write_text(render_markdown(card))
+    print(f"kgc matrix: card {out / 'card.md'}", file=sys.stderr)
+    if not args.no_report:
+        _report(corpus, out / "report")
+    return 1 if any(_fails(r) for r in rows) else 0
+
+
+def _baselines(name: str, version: str | None, root: Path, load: Any) -> list[dict[str, Any]]:
+    if name == "apache-kafka":
+        return []
+    out = []
+    for path in sorted((root / name).glob("*.json")):
+        trace = load(path)
+        with _open(name, version) as fresh:
+            verdict = _replay(fresh, trace)
+        out.append(
+            {
+                "trace": str(path),
+                "signature": signature(trace),
+                "replay": verdict,
+                "status": "known" if verdict == "STILL FAILING" else "FIXED",
+            }
+        )
+    return out
+
+
+def _deviations(
+    name: str, version: str | None, saved: list[Path], baselines: list[dict[str, Any]], load: Any
+) -> list[dict[str, Any]]:
+    out = []
+    for path in saved:
+        trace = load(path)
+        with _open(name, version) as fresh:
+            verdict = _replay(fresh, trace)
+        sig = signature(trace)
+        matches = [b["trace"] for b in baselines if sig is not None and b["signature"] == sig]
+        confirmed = verdict == "STILL FAILING"
+        out.append(
+            {
+                "trace": str(path),
+                "signature": sig,
+                "sentence": _sentence(trace),
+                "source": SOURCES.get((sig or {}).get("request", ""), "model/RULES.md"),
+                "replay_command": f"kgc replay {path} "
+                + (f"--kafka-version {version}" if version else f"--implementation {name}"),
+                "replay_on_fresh_instance": verdict,
+                "status": ("known" if matches else "NEW") if confirmed else "unconfirmed",
+                "matches": matches,
+            }
+        )
+    return out
+
+
+def _fails(row: dict[str, Any]) -> bool:
+    confirmed = [d for d in row["deviations"] if d["status"] != "unconfirmed"]
+    if row["implementation"] == "apache-kafka":
+        return bool(confirmed)
+    return any(d["status"] == "NEW" for d in confirmed)
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    devs = row["deviations"]
+    fixed = [b for b in row["baselines"] if b["status"] == "FIXED"]
+    print(
+        f"  {row['label']:<22} {row.get('version')!s:<10} requests {row['requests']:>5}  "
+        f"cells {row['cells']['reached']}/{row['cells']['of']}  deviations "
+        f"{sum(d['status'] != 'unconfirmed' for d in devs)} confirmed "
+        f"({sum(d['status'] == 'NEW' for d in devs)} new), "
+        f"{sum(d['status'] == 'unconfirmed' for d in devs)} unconfirmed; baselines "
+        f"{len(row['baselines']) - len(fixed)} still failing, {len(fixed)} FIXED  "
+        f"{row['wall_s']:.0f} s",
+        flush=True,
+    )
+
+
+def render_markdown(card: dict[str, Any]) -> str:
+    lines = [
+        "# kgc report card",
+        "",
+        "| implementation | version | mode | rules | requests | cells | confirmed deviations "
+        "(new) | unconfirmed | baselines still failing | FIXED |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in card["targets"]:
+        devs = r["deviations"]
+        fixed = sum(b["status"] == "FIXED" for b in r["baselines"])
+        lines.append(
+            f"| {r['implementation']} | {r.get('version')} | {r.get('mode')} | {r.get('rules')} "
+            f"| {r['requests']} | {r['cells']['reached']}/{r['cells']['of']} "
+            f"| {sum(d['status'] != 'unconfirmed' for d in devs)} "
+            f"({sum(d['status'] == 'NEW' for d in devs)}) "
+            f"| {sum(d['status'] == 'unconfirmed' for d in devs)} "
+            f"| {len(r['baselines']) - fixed} | {fixed} |"
+        )
+    for r in card["targets"]:
+        lines += ["", f"## {r['label']} ({r.get('version')})", ""]
+        adv = ", ".join(f"{k} v{a}-{b}" for k, (a, b) in sorted(r.get("advertised", {}).items()))
+        used = ", ".join(
+            f"{k} v{'/'.join(map(str, v))}" for k, v in sorted((r.get("used") or {}).items())
+        )
+        lines += [f"- advertises: {adv or 'no group API'}", f"- the suite used: {used or '-'}"]
+        if r["unsupported"]:
+            lines.append(f"- cannot be sent: {', '.join(r['unsupported'])}")
+        for note in r.get("notes", []):
+            lines.append(f"- note: {note}")
+        for d in r["deviations"]:
+            sig = d["signature"] or {}
+            lines += [
+                f"- **{d['status']}** {sig.get('request', '?')} → {sig.get('answer', '?')}: "
+                f"{d['sentence']}",
+                f"  - Kafka's source: {d['source']}",
+                f"  - replay on a fresh instance: {d['replay_on_fresh_instance']}; "
+                f"`{d['replay_command']}`",
+            ]
+        for b in r["baselines"]:
+            lines.append(f"- baseline `{Path(b['trace']).name}`: {b['status']} ({b['replay']})")
+    return "\n".join(lines) + "\n"
+
+
+def _report(corpus: Path, out: Path) -> None:
+    import subprocess
+
+    cmd = [sys.executable, "-m", "kgc.cli", "report", str(corpus), "--out", str(out)]
+    cmd += ["--title", "kgc report card: the suite on each implementation"]
+    proc = subprocess.run(cmd, check=False)
+    if proc.returncode != 0:
+        raise UserError(f"the Spark report over {corpus} failed (exit {proc.returncode})")
