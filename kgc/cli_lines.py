@@ -112,6 +112,7 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
                     profile=args.profile,
                     seed=seed,
                     traces_dir=args.traces,
+                    shrink_budget_s=60.0,  # a line that diverges is reported, not shrunk for long
                 )
                 requests += result.commands
                 for cell, n in result.coverage.items():
