@@ -1,0 +1,67 @@
+"""``kgc matrix``: bad input is one line; a run on a launched implementation proves each deviation
+on a fresh instance and replays the implementation's baselines (``traces/known``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+
+def kgc(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kgc.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+def one_line(run: subprocess.CompletedProcess[str]) -> str:
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    return lines[0]
+
+
+def test_an_unknown_implementation_is_one_line(tmp_path: Path) -> None:
+    line = one_line(kgc("matrix", "--implementations", "redpanda", "--out", str(tmp_path / "o")))
+    assert "unknown implementation 'redpanda'" in line
+
+
+def test_a_card_is_never_written_over(tmp_path: Path) -> None:
+    (tmp_path / "card.md").write_text("mine")
+    line = one_line(kgc("matrix", "--implementations", "tansu", "--out", str(tmp_path)))
+    assert "is not empty" in line
+    assert (tmp_path / "card.md").read_text() == "mine"
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_tansu_card_proves_its_deviations_and_replays_its_baselines(tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    run = kgc("matrix", "--implementations", "tansu", "--out", str(out), "--no-report", timeout=900)
+    card = json.loads((out / "card.json").read_text())
+    (row,) = card["targets"]
+    assert row["implementation"] == "tansu" and row["version"] not in (None, "unknown")
+    assert "JoinGroup" in row["advertised"] and row["requests"] > 0
+    known = sorted(p.name for p in (ROOT / "traces" / "known" / "tansu").glob("*.json"))
+    assert sorted(Path(b["trace"]).name for b in row["baselines"]) == known
+    for b in row["baselines"]:
+        assert b["status"] == ("known" if b["replay"] == "STILL FAILING" else "FIXED")
+    for d in row["deviations"]:
+        # a deviation is a finding only when it failed again on a fresh instance
+        assert (d["status"] == "unconfirmed") == (d["replay_on_fresh_instance"] != "STILL FAILING")
+        assert (
+            d["replay_command"].startswith("kgc replay ")
+            and "--implementation tansu" in (d["replay_command"])
+        )
+    new = [d for d in row["deviations"] if d["status"] == "NEW"]
+    assert run.returncode == (1 if new else 0), run.stderr[-3000:]
+    assert "# kgc report card" in (out / "card.md").read_text()
