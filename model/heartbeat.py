@@ -48,7 +48,10 @@ def handle_heartbeat(tx: Txn, request_id: int, cmd: Heartbeat) -> None:
         tx.respond(request_id, HeartbeatResponse(error=UNKNOWN_MEMBER_ID))
         return
     error = validate_member(tx, cmd.member_id, instance)
-    if error is None and cmd.generation_id != tx.generation_id:
+    skip_generation = (
+        tx.state == COMPLETING_REBALANCE and tx.profile.heartbeat_awaiting_sync_skips_generation
+    )
+    if error is None and cmd.generation_id != tx.generation_id and not skip_generation:
         error = ILLEGAL_GENERATION
     if error is not None:
         tx.respond(request_id, HeartbeatResponse(error=error))

@@ -227,11 +227,12 @@ def _update_member(
 ) -> None:
     """``ClassicGroup.updateMember`` with a parked request (a previous parked one is dropped)."""
     m = tx.members[member_id]
+    keep = not tx.profile.rejoin_updates_timeouts  # before 3.3: the first join's timeouts stay
     tx.members[member_id] = evolve_member(
         m,
         protocols=cmd.protocols,
-        rebalance_timeout_ms=rebalance_timeout,
-        session_timeout_ms=cmd.session_timeout_ms,
+        rebalance_timeout_ms=m.rebalance_timeout_ms if keep else rebalance_timeout,
+        session_timeout_ms=m.session_timeout_ms if keep else cmd.session_timeout_ms,
         awaiting_join=request_id,
         awaiting_join_version=cmd.version,
     )

@@ -82,6 +82,8 @@ def _validate(
             return ILLEGAL_GENERATION
     if generation < 0 and tx.state == EMPTY and simple_first:
         return None
+    if tx.state == COMPLETING_REBALANCE and tx.profile.commit_completing_rebalance_first:
+        return REBALANCE_IN_PROGRESS
     if generation >= 0 or member_id != NO_MEMBER_ID or instance is not None:
         error = validate_member(tx, member_id, instance)
         if error is not None:

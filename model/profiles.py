@@ -173,6 +173,17 @@ class Profile:
     # calls it ``AwaitingSync``; from 1.1 on it is ``CompletingRebalance``. Found by ``kgc lines
     # --sweep`` on 1.0.2.
     completing_rebalance_name: str = "CompletingRebalance"
+    # A JoinGroup of a known member replaces its session and rebalance timeouts from 3.3 on
+    # (``GroupMetadata.updateMember(member, protocols, rebalanceTimeoutMs, sessionTimeoutMs, …)``,
+    # as 4.x ``ClassicGroup.updateMember``); up to 3.2.3 ``updateMember`` takes only the protocols,
+    # so the first join's timeouts stay for the member's life.
+    rejoin_updates_timeouts: bool = True
+    # 1.x ``GroupCoordinator.handleHeartbeat``, ``case CompletingRebalance``: only "is it a
+    # member?" is asked, not the generation (REBALANCE_IN_PROGRESS for any generation).
+    heartbeat_awaiting_sync_skips_generation: bool = False
+    # 1.x ``GroupCoordinator.doCommitOffsets``: right after the simple-commit case, a group in
+    # CompletingRebalance answers REBALANCE_IN_PROGRESS before the member and generation checks.
+    commit_completing_rebalance_first: bool = False
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -308,27 +319,30 @@ _SCALA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
 
 # Switches of each Scala line that differ from 3.9's (each is cited at its field of Profile).
 _NO_SYNC_DEADLINE: dict[str, Any] = {"sync_deadline": False}
-_BEFORE_3_0: dict[str, Any] = {"unknown_instance_id_rejected": False}
+_BEFORE_3_3: dict[str, Any] = {"rejoin_updates_timeouts": False}
+_BEFORE_3_0: dict[str, Any] = {**_BEFORE_3_3, "unknown_instance_id_rejected": False}
 _BEFORE_2_6: dict[str, Any] = {
     **_NO_SYNC_DEADLINE,
     **_BEFORE_3_0,
     "heartbeat_awaiting_sync_is_rebalancing": True,
 }
+_1_X: dict[str, Any] = {
+    **_BEFORE_2_6,
+    "join_error_generation_id": 0,
+    "heartbeat_awaiting_sync_skips_generation": True,
+    "commit_completing_rebalance_first": True,
+}
 _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
-    "1.0": {
-        **_BEFORE_2_6,
-        "join_error_generation_id": 0,
-        "completing_rebalance_name": "AwaitingSync",
-    },
-    "1.1": {**_BEFORE_2_6, "join_error_generation_id": 0},
+    "1.0": {**_1_X, "completing_rebalance_name": "AwaitingSync"},
+    "1.1": _1_X,
     "2.4": {**_BEFORE_2_6, "new_member_keeps_no_timer_after_first_join": True},
     "2.5": _BEFORE_2_6,
     "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
     "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
     "2.8": _BEFORE_3_0,
-    "3.0": {"simple_commit_checked_first": False},
-    "3.1": {"simple_commit_checked_first": False},
-    "3.2": {"simple_commit_checked_first": False},
+    "3.0": {**_BEFORE_3_3, "simple_commit_checked_first": False},
+    "3.1": {**_BEFORE_3_3, "simple_commit_checked_first": False},
+    "3.2": {**_BEFORE_3_3, "simple_commit_checked_first": False},
 }
 
 _JAVA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {

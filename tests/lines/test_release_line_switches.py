@@ -141,18 +141,109 @@ def _scripted(tmp_path: Path, name: str, commands: list[dict]) -> Path:
     return path
 
 
-def _join(client: str, member_id: str = "") -> dict:
+def _join(client: str, member_id: str = "", session_ms: int = 10_000, version: int = 2) -> dict:
     return {
         "type": "JoinGroup",
         "client": client,
         "member_id": member_id,
         "group_instance_id": None,
-        "session_timeout_ms": 10_000,
+        "session_timeout_ms": session_ms,
         "rebalance_timeout_ms": 1_000,
         "protocol_type": "consumer",
         "protocols": [{"name": "range", "metadata": '{"topics": ["kgc-lines"]}'}],
-        "version": 3,
+        "version": version,
     }
+
+
+def _sync(client: str, member_id: str, generation: int, assignments: list[dict]) -> dict:
+    return {
+        "type": "SyncGroup",
+        "client": client,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "generation_id": generation,
+        "protocol_type": None,
+        "protocol_name": None,
+        "assignments": assignments,
+        "version": 1,
+    }
+
+
+def _heartbeat(client: str, member_id: str, generation: int) -> dict:
+    return {
+        "type": "Heartbeat",
+        "client": client,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "generation_id": generation,
+        "version": 1,
+    }
+
+
+def _commit(client: str, member_id: str, generation: int) -> dict:
+    return {
+        "type": "OffsetCommit",
+        "client": client,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "generation_id": generation,
+        "offsets": [{"topic": "kgc-lines", "partition": 0, "offset": 7, "metadata": ""}],
+        "version": 2,
+    }
+
+
+ONLY_C1 = [{"member_id": "c1-1", "assignment": '{"kgc-lines": [0, 1, 2]}'}]
+SCRIPTED = [
+    # (switch, old line's newest patch, new line's, commands)
+    (
+        # 1.x: a Heartbeat in CompletingRebalance is not asked its generation
+        "heartbeat_awaiting_sync_skips_generation",
+        "1.1.1",
+        "2.4.1",
+        [_join("c1"), {"tick": 50}, _heartbeat("c1", "c1-1", 0)],
+    ),
+    (
+        # 1.x: an OffsetCommit in CompletingRebalance is REBALANCE_IN_PROGRESS before the
+        # generation check (2.4: ILLEGAL_GENERATION)
+        "commit_completing_rebalance_first",
+        "1.1.1",
+        "2.4.1",
+        [_join("c1"), {"tick": 50}, _commit("c1", "c1-1", 0)],
+    ),
+    (
+        # up to 3.2 a rejoin keeps the first join's 10 s session; 3.3 takes the rejoin's 1 s,
+        # so after 1.5 s of silence the member is gone on 3.3 and still there on 3.2
+        "rejoin_updates_timeouts",
+        "3.2.3",
+        "3.3.2",
+        [
+            _join("c1"),
+            {"tick": 50},
+            _sync("c1", "c1-1", 1, ONLY_C1),
+            {"tick": 50},
+            _join("c1", "c1-1", session_ms=1_000),
+            {"tick": 50},
+            _sync("c1", "c1-1", 2, ONLY_C1),
+            {"tick": 1_500},
+            _heartbeat("c1", "c1-1", 2),
+        ],
+    ),
+]
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("switch", "old", "new", "commands"), SCRIPTED, ids=[s[0] for s in SCRIPTED]
+)
+def test_a_scripted_switch_shows_on_both_lines(brokers, tmp_path, switch, old, new, commands):
+    from kgc.model import profile_for_version
+
+    assert getattr(profile_for_version(old), switch) != getattr(profile_for_version(new), switch)
+    trace = load(_scripted(tmp_path, f"{switch}.json", commands))
+    assert _replay(brokers(old), _judged_by(trace, old)) == "PASSES", f"{old} by its own rules"
+    assert _replay(brokers(new), _judged_by(trace, new)) == "PASSES", f"{new} by its own rules"
+    assert _replay(brokers(old), _judged_by(trace, new)) == "FAILING", switch
 
 
 @pytest.mark.broker
