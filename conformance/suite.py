@@ -560,6 +560,38 @@ def _await_topic_in_group_coordinator(
         time.sleep(0.1)
 
 
+@dataclasses.dataclass
+class SeedsResult:
+    """What :func:`run_seeds` folded over its seeds."""
+
+    results: list[SuiteResult]
+    requests: int = 0
+    reached: dict[tuple[str, str, str], int] = dataclasses.field(default_factory=dict)
+    unsupported: set[str] = dataclasses.field(default_factory=set)
+
+
+def run_seeds(
+    broker: Any, description: dict[str, Any], *, seeds: int, **suite_args: Any
+) -> SeedsResult:
+    """:func:`run_suite` on one started ``broker`` with seeds 1..``seeds`` (the other arguments
+    are :func:`run_suite`'s), folding requests, reached cells and unsupported request types
+    (``kgc lines --sweep``, ``kgc matrix``)."""
+    out = SeedsResult(results=[])
+    for seed in range(1, seeds + 1):
+        result = run_suite(
+            bootstrap_servers=broker.bootstrap_servers,
+            description=description,
+            seed=seed,
+            **suite_args,
+        )
+        out.results.append(result)
+        out.requests += result.commands
+        for cell, n in result.coverage.items():
+            out.reached[cell] = out.reached.get(cell, 0) + n
+        out.unsupported |= set((result.target.get("unsupported_requests") or {}).keys())
+    return out
+
+
 def replay_on_broker(
     broker: Any, cluster: Cluster, trace: Trace, *, group_prefix: str = "kgc-replay-"
 ) -> Replay:

@@ -80,7 +80,7 @@ def _list(lines: Any, *, as_json: bool) -> int:
 
 def _sweep(lines: Any, args: argparse.Namespace) -> int:
     from kgc.conformance.session import description_of, open_broker
-    from kgc.conformance.suite import SEARCH_PROFILES, run_suite
+    from kgc.conformance.suite import SEARCH_PROFILES, run_seeds
     from kgc.engine.coverage import summarise
 
     if args.profile not in SEARCH_PROFILES:
@@ -98,30 +98,24 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
     for line in lines:
         t0 = time.monotonic()
         row: dict[str, Any] = {"line": line.line, "patch": line.latest, "seeds": args.seeds}
-        reached: dict[tuple[str, str, str], int] = {}
-        requests = 0
         diverged: list[str] = []
-        unsupported: set[str] = set()
         with open_broker(kafka_version=line.latest) as broker:
             description = description_of(broker)
             row["mode"] = description.get("mode")
-            for seed in range(1, args.seeds + 1):
-                result = run_suite(
-                    bootstrap_servers=broker.bootstrap_servers,
-                    description=description,
-                    profile=args.profile,
-                    seed=seed,
-                    traces_dir=args.traces,
-                    shrink_budget_s=60.0,  # a line that diverges is reported, not shrunk for long
-                )
-                requests += result.commands
-                for cell, n in result.coverage.items():
-                    reached[cell] = reached.get(cell, 0) + n
-                unsupported |= set((result.target.get("unsupported_requests") or {}).keys())
-                row["rules"] = result.target.get("model_profile") or row.get("rules")
-                if not result.ok:
-                    saved = ", ".join(str(p) for p in result.saved) or "not saved"
-                    diverged.append(f"seed {seed}: {result.failure} ({saved})")
+            runs = run_seeds(
+                broker,
+                description,
+                seeds=args.seeds,
+                profile=args.profile,
+                traces_dir=args.traces,
+                shrink_budget_s=60.0,  # a line that diverges is reported, not shrunk for long
+            )
+        for seed, result in enumerate(runs.results, start=1):
+            row["rules"] = result.target.get("model_profile") or row.get("rules")
+            if not result.ok:
+                saved = ", ".join(str(p) for p in result.saved) or "not saved"
+                diverged.append(f"seed {seed}: {result.failure} ({saved})")
+        reached, unsupported, requests = runs.reached, runs.unsupported, runs.requests
         cov = summarise(reached, unsupported)
         row |= {
             "requests": requests,

@@ -157,7 +157,7 @@ def _sentence(trace: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from kgc.conformance.session import description_of
-    from kgc.conformance.suite import SEARCH_PROFILES, prepare_record_dir, run_suite
+    from kgc.conformance.suite import SEARCH_PROFILES, prepare_record_dir, run_seeds
     from kgc.engine.coverage import summarise
     from kgc.engine.traces import load
 
@@ -180,34 +180,27 @@ def run(args: argparse.Namespace) -> int:
         label = f"{name}-{version}" if version else name
         print(f"kgc matrix: {label}", file=sys.stderr, flush=True)
         row: dict[str, Any] = {"implementation": name, "label": label}
-        saved: list[Path] = []
-        reached: dict[tuple[str, str, str], int] = {}
-        unsupported: set[str] = set()
-        requests = 0
         with _open(name, version) as broker:
             description = description_of(broker)
             row["version"] = description.get("version")
             row["mode"] = description.get("mode")
             row["advertised"] = _advertised(broker.bootstrap_servers)
-            for seed in range(1, args.seeds + 1):
-                result = run_suite(
-                    bootstrap_servers=broker.bootstrap_servers,
-                    description=description,
-                    profile=args.profile,
-                    seed=seed,
-                    traces_dir=out / "traces" / label,
-                    record_dir=corpus,
-                    shrink_budget_s=90.0,
-                )
-                requests += result.commands
-                saved += result.saved
-                for cell, n in result.coverage.items():
-                    reached[cell] = reached.get(cell, 0) + n
-                unsupported |= set((result.target.get("unsupported_requests") or {}).keys())
-                row["used"] = result.target.get("request_versions")
-                row["rules"] = result.target.get("model_profile")
-                if result.failure == "connection" and not saved:
-                    row.setdefault("notes", []).append(result.message.splitlines()[0])
+            runs = run_seeds(
+                broker,
+                description,
+                seeds=args.seeds,
+                profile=args.profile,
+                traces_dir=out / "traces" / label,
+                record_dir=corpus,
+                shrink_budget_s=90.0,
+            )
+        saved = [p for r in runs.results for p in r.saved]
+        for result in runs.results:
+            row["used"] = result.target.get("request_versions")
+            row["rules"] = result.target.get("model_profile")
+            if result.failure == "connection" and not result.saved:
+                row.setdefault("notes", []).append(result.message.splitlines()[0])
+        reached, unsupported, requests = runs.reached, runs.unsupported, runs.requests
         cov = summarise(reached, unsupported)
         row["requests"] = requests
         row["cells"] = {"reached": cov["reached"], "of": cov["cells"]}
