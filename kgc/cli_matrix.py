@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -148,11 +149,42 @@ def signature(trace: Any) -> dict[str, str] | None:
     return {"request": type(request).__name__, "answer": answer}
 
 
-def _sentence(trace: Any) -> str:
+_EXPECTED_ERROR = re.compile(r"error: '[A-Z_]+' ≠ '([A-Z_]+)'")
+_EXPECTED_FIELD = re.compile(r"request \d+: ([a-z_\[\]0-9]+): [^;]*? ≠ ('[^']*'|[^ ;()]+)")
+
+
+def sentence(trace: Any) -> str:
+    """The deviation in one sentence: the request (type and version), what the broker answered,
+    and what Kafka's rules answer there instead (from the checker's "model allowed" lines)."""
+    sig = signature(trace) or {}
     div = (trace.result or {}).get("divergence") or {}
-    reason = str(div.get("reason", "a divergence"))
-    allowed = [str(a) for a in div.get("allowed") or []][:1]
-    return reason + (f"; Kafka's rules allow: {allowed[0]}" if allowed else "")
+    request_id = (div.get("observed") or {}).get("request_id")
+    version = next(
+        (
+            getattr(e.command, "version", None)
+            for e in trace.events
+            if getattr(e, "request_id", None) == request_id and hasattr(e, "command")
+        ),
+        None,
+    )
+    expected: list[str] = []
+    for line in div.get("allowed") or []:
+        text = str(line)
+        found = _EXPECTED_ERROR.search(text) or _EXPECTED_FIELD.search(text)
+        if found and found.re is _EXPECTED_ERROR:
+            what = found.group(1)
+        elif found:
+            what = f"{found.group(1)} {found.group(2)}"
+        elif text.endswith("no response yet"):
+            what = "no answer yet (the request waits)"
+        else:
+            what = "another answer (see the trace)"
+        if what not in expected:
+            expected.append(what)
+    where = f"{sig.get('request', 'a request')}" + (f" v{version}" if version is not None else "")
+    kafka = " or ".join(expected) or "something else"
+    answer = sig.get("answer", "nothing")
+    return f"{where}: the broker answered {answer}, where Kafka's rules allow only {kafka}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -254,7 +286,8 @@ def _deviations(
             {
                 "trace": str(path),
                 "signature": sig,
-                "sentence": _sentence(trace),
+                "sentence": sentence(trace),
+                "detail": str(((trace.result or {}).get("divergence") or {}).get("reason", "")),
                 "source": SOURCES.get((sig or {}).get("request", ""), "model/RULES.md"),
                 "replay_command": f"kgc replay {path} "
                 + (f"--kafka-version {version}" if version else f"--implementation {name}"),

@@ -65,3 +65,20 @@ def test_tansu_card_proves_its_deviations_and_replays_its_baselines(tmp_path: Pa
     new = [d for d in row["deviations"] if d["status"] == "NEW"]
     assert run.returncode == (1 if new else 0), run.stderr[-3000:]
     assert "# kgc report card" in (out / "card.md").read_text()
+
+
+def test_a_deviation_is_named_by_its_request_its_answer_and_kafkas() -> None:
+    from kgc.cli_matrix import sentence, signature
+    from kgc.engine.traces import load
+
+    known = ROOT / "traces" / "known"
+    sync = load(known / "kfake" / "syncgroup-unknown-group-group-id-not-found.json")
+    assert signature(sync) == {
+        "request": "SyncGroup",
+        "answer": "SyncGroupResponse GROUP_ID_NOT_FOUND",
+    }
+    text = sentence(sync)
+    assert text.startswith("SyncGroup v3: the broker answered SyncGroupResponse GROUP_ID_NOT_FOUND")
+    assert "Kafka's rules allow only UNKNOWN_MEMBER_ID" in text
+    tansu = load(known / "tansu" / "joingroup-v3-member-id-required.json")
+    assert "MEMBER_ID_REQUIRED" in sentence(tansu) and "the request waits" in sentence(tansu)
