@@ -68,8 +68,9 @@ def test_tansu_card_proves_its_deviations_and_replays_its_baselines(tmp_path: Pa
 
 
 def test_a_deviation_is_named_by_its_request_its_answer_and_kafkas() -> None:
-    from kgc.cli_matrix import sentence, signature
     from kgc.engine.traces import load
+
+    from kgc.cli_matrix import sentence, signature
 
     known = ROOT / "traces" / "known"
     sync = load(known / "kfake" / "syncgroup-unknown-group-group-id-not-found.json")
