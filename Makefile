@@ -39,6 +39,9 @@ CI_VERSIONS := 4.3.1 3.9.2
 # Besides the pinned 4.3 and 3.9 passes above, CI runs one seed on the oldest release line kgc can
 # start here and on the newest 4.x (`kgc lines`; the sweep over every line is `make sweep`).
 CI_LINES := 1.0,4.4
+# The quick report card: the pinned Apache release and each implementation kgc launches, against
+# their baselines in traces/known (the full card, three Apache lines more: `kgc matrix --out DIR`).
+CI_MATRIX := apache-kafka:4.3.1,tansu,kfake,librdkafka-mock
 # The quality tests (a broken model must be caught by a seeded search) run in a pytest process of
 # their own, as `kgc check --seed` runs: Hypothesis's generation for one seed was seen to drift in
 # a long process after the Spark pipeline tests (the 25th example of seed 1 differs), and the
@@ -52,6 +55,8 @@ test: lint
 	  tests/test_traces.py \
 	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus --kgc-broker-logs $(CI_DIR)/broker-logs
 	$(PY) -m kgc.cli lines --sweep --only $(CI_LINES) --seeds 1 --traces $(CI_DIR)/lines-traces
+	$(PY) -m kgc.cli matrix --implementations $(CI_MATRIX) --out $(CI_DIR)/matrix
+	KGC_CARD=$(CI_DIR)/matrix $(PY) -m pytest tests/pipeline/card_check.py
 	@! grep -l "out of sync with the underlying log" $(CI_DIR)/broker-logs/kafka-*-1n-*.log || \
 	  { echo "a test wrote into the shared session broker's __consumer_offsets (see above)"; exit 1; }
 	$(PY) -m kgc.cli report $(CI_DIR)/corpus --out $(CI_DIR)/report \

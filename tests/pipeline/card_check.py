@@ -1,0 +1,87 @@
+"""The report card ``kgc matrix`` built in ``make test``, as a person sees it.
+
+``make test`` runs ``kgc matrix --out build/kgc-ci/matrix`` over the pinned Apache release and the
+implementations kgc launches (tansu, kfake, librdkafka's mock), then this file, named explicitly,
+with ``KGC_CARD`` set to that folder. Like ``ci_report_check.py`` it is not a ``test_*.py`` file:
+it means something only after the matrix ran in the same ``make test``.
+
+It holds the card to what was run: one row per target with its exact version, every baseline of
+each implementation replayed, every finding confirmed on a fresh instance, the Spark report over
+the matrix's corpus with one matrix row per implementation and version, and the page in headless
+Chromium showing those rows and the heat map.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+pytestmark = pytest.mark.spark  # it reads the Spark report and runs Chromium
+
+
+@pytest.fixture(scope="module")
+def card():
+    where = os.environ.get("KGC_CARD", "").strip()
+    if not where:
+        pytest.fail("KGC_CARD is not set: set it to the folder `kgc matrix --out` wrote")
+    out = Path(where)
+    if not (out / "card.json").is_file():
+        pytest.fail(f"no card at {out}: run `kgc matrix --out {out}` first")
+    data = json.loads((out / "card.json").read_text())
+    report = json.loads((out / "report" / "report.json").read_text())
+    return out, data, report
+
+
+def test_every_target_has_a_row_with_its_exact_version(card):
+    _, data, _ = card
+    names = [r["implementation"] for r in data["targets"]]
+    assert {"apache-kafka", "tansu", "kfake", "librdkafka-mock"} <= set(names), names
+    for row in data["targets"]:
+        assert row["version"] not in (None, "", "unknown"), row["label"]
+        assert row["requests"] > 0 and row["cells"]["reached"] > 0, row["label"]
+        assert "JoinGroup" in row["advertised"], row["label"]
+
+
+def test_every_baseline_was_replayed_and_every_finding_confirmed(card):
+    _, data, _ = card
+    for row in data["targets"]:
+        if row["implementation"] == "apache-kafka":
+            assert row["baselines"] == []
+            confirmed = [d for d in row["deviations"] if d["status"] != "unconfirmed"]
+            assert confirmed == [], f"Apache Kafka {row['version']} diverged: {confirmed}"
+            continue
+        known = ROOT / "traces" / "known" / row["implementation"]
+        assert sorted(Path(b["trace"]).name for b in row["baselines"]) == sorted(
+            p.name for p in known.glob("*.json")
+        )
+        for b in row["baselines"]:
+            assert b["status"] == "known", (
+                f"{b['trace']} replays clean on {row['label']} {row['version']}: FIXED (news); "
+                "retire the trace and its row in traces/known/README.md"
+            )
+        for d in row["deviations"]:
+            assert d["status"] in ("known", "unconfirmed"), f"a NEW deviation: {d}"
+            if d["status"] == "known":
+                assert d["replay_on_fresh_instance"] == "STILL FAILING" and d["matches"]
+
+
+def test_the_page_shows_one_row_per_implementation_in_chromium(
+    card, tmp_path, run_chromium, page_colours
+):
+    out, data, report = card
+    expected = {(r["implementation"], r["version"]) for r in data["targets"]}
+    assert {(r["implementation"], r["version"]) for r in report["matrix"]["rows"]} == expected
+    html = out / "report" / "report.html"
+    colours = page_colours(html, tmp_path)
+    assert colours[(0, 104, 55)] > 2000  # the heat map's 100 % agreement cells (RdYlGn)
+    dom = run_chromium(["--dump-dom", html.as_uri()], tmp_path / "dom").stdout
+    table = re.search(r'<table id="matrix">.*?</table>', dom, re.S)
+    assert table, "no matrix table in the rendered page"
+    for implementation, version in expected:
+        assert f"<th>{implementation} {version}</th>" in table.group(0)
