@@ -25,6 +25,7 @@ reported in its own words (``Launched.ended``). Each is probed as any Kafka-prot
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import shutil
@@ -419,8 +420,81 @@ def _serve_rdkafka_mock() -> None:
             return  # stdin closed: the parent is gone
 
 
+def _serve_detached(implementation: str, name: str, state_file: Path) -> None:
+    """The process ``kgc broker start --implementation`` leaves running: it starts the broker as
+    a child, writes the state file ``kgc broker status|stop`` read (its own pid, which carries
+    ``-Dkgc.instance=<name>`` on its command line, as kgc's JVMs do), and stops the broker on
+    SIGTERM. The state file goes when the broker does."""
+    stop: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    launcher = LAUNCHERS[implementation]()
+    try:
+        launcher.start()
+    except KgcError as exc:
+        state_file.with_suffix(".error").write_text(str(exc))
+        return
+    try:
+        state = {
+            "name": name,
+            "implementation": implementation,
+            "version": launcher.version,
+            "mode": "loopback",
+            "nodes": 1,
+            "bootstrap_servers": launcher.bootstrap_servers,
+            "processes": [{"pid": os.getpid(), "role": implementation}],
+        }
+        tmp = state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=1))
+        os.replace(tmp, state_file)
+        while not stop and launcher.alive():
+            time.sleep(0.2)
+    finally:
+        launcher.close()
+        with contextlib.suppress(FileNotFoundError):
+            state_file.unlink()
+
+
+def start_detached(implementation: str, name: str, timeout_s: float = 600) -> dict[str, Any]:
+    """Start ``implementation`` in a process that outlives kgc; returns its state (version,
+    bootstrap servers). Building or fetching it may take minutes the first time."""
+    from kgc.conformance.broker import state_dir
+
+    if implementation not in LAUNCHERS:
+        raise ImplementationUnavailable(
+            f"unknown implementation {implementation!r}; kgc launches {', '.join(LAUNCHERS)}"
+        )
+    state_dir().mkdir(parents=True, exist_ok=True)
+    state_file = state_dir() / f"{name}.json"
+    error = state_file.with_suffix(".error")
+    error.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "kgc.conformance.implementations", "detached"]
+    argv += [implementation, name, str(state_file), f"-Dkgc.instance={name}"]
+    log = open(state_dir() / f"{name}.log", "w")  # noqa: SIM115 - handed to the child
+    with log:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if state_file.is_file():
+            return dict(json.loads(state_file.read_text()))
+        if error.is_file():
+            raise ImplementationUnavailable(error.read_text().strip())
+        if proc.poll() is not None:
+            raise ImplementationUnavailable(
+                f"{implementation} did not start (exit {proc.returncode}; see "
+                f"{state_dir() / f'{name}.log'})"
+            )
+        time.sleep(0.1)
+    proc.terminate()
+    raise ImplementationUnavailable(f"{implementation} was not ready in {timeout_s:.0f} s")
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] != [RDKAFKA_MOCK]:
-        sys.exit(f"usage: python -m kgc.conformance.implementations {RDKAFKA_MOCK}")
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    _serve_rdkafka_mock()
+    if sys.argv[1:2] == ["detached"] and len(sys.argv) == 6:
+        _serve_detached(sys.argv[2], sys.argv[3], Path(sys.argv[4]))
+    elif sys.argv[1:] == [RDKAFKA_MOCK]:
+        _serve_rdkafka_mock()
+    else:
+        sys.exit(f"usage: python -m kgc.conformance.implementations {RDKAFKA_MOCK}")

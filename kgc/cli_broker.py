@@ -22,7 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start = sub.add_parser(
         "start", help="start a detached embedded broker; print bootstrap servers"
     )
-    start.add_argument("--kafka-version", default=None, help="Apache Kafka version (default 4.3.1)")
+    which = start.add_mutually_exclusive_group()
+    which.add_argument("--kafka-version", default=None, help="Apache Kafka version (default 4.3.1)")
+    which.add_argument(
+        "--implementation",
+        default=None,
+        help="a Kafka-compatible broker kgc launches instead of Apache Kafka: tansu, kfake or "
+        "librdkafka-mock (one node on loopback; stop it with kgc broker stop)",
+    )
     start.add_argument("--nodes", type=int, default=1, help="number of nodes (default 1)")
     start.add_argument(
         "--mode",
@@ -108,6 +115,8 @@ def _start(args: argparse.Namespace) -> int:
                 f"stop it with 'kgc broker stop --name {args.name}' or pick another --name"
             )
         runstate.stop_detached(existing)  # stale state file: clean it up
+    if args.implementation not in (None, "apache-kafka"):
+        return _start_implementation(args)
     default_version = ZOOKEEPER_KAFKA_VERSION if args.mode == "zookeeper" else DEFAULT_KAFKA_VERSION
     ports = None
     if args.port is not None:
@@ -134,6 +143,29 @@ def _start(args: argparse.Namespace) -> int:
     )
     print(broker.bootstrap_servers)
     return 0
+
+
+def _start_implementation(args: argparse.Namespace) -> int:
+    from kgc.conformance.implementations import start_detached
+
+    if args.nodes != 1 or args.mode or args.config or args.port is not None:
+        raise UserError(
+            f"--implementation {args.implementation} runs one node on loopback; drop --nodes, "
+            "--mode, --config and --port"
+        )
+    state = start_detached(args.implementation, args.name, timeout_s=max(args.timeout, 600))
+    print(
+        f"kgc broker: {args.name!r} ({args.implementation} {state['version']}) ready; "
+        f"stop with 'kgc broker stop --name {args.name}'",
+        file=sys.stderr,
+    )
+    print(state["bootstrap_servers"])
+    return 0
+
+
+def _product(state: dict) -> str:
+    """``Apache Kafka`` or the implementation a detached broker's state file names."""
+    return str(state.get("implementation") or "Apache Kafka")
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -172,6 +204,7 @@ def _status(args: argparse.Namespace) -> int:
                 "brokers": [
                     {
                         "name": b.name,
+                        "implementation": _product(b.state),
                         "version": b.state.get("version"),
                         "mode": b.state.get("mode"),
                         "bootstrap_servers": b.bootstrap_servers,
@@ -197,7 +230,7 @@ def _status(args: argparse.Namespace) -> int:
         if not b.alive_pids:
             health = "dead (stale state; 'kgc broker stop --name NAME' cleans it)"
         print(
-            f"{b.name}: Apache Kafka {b.state.get('version')} {b.state.get('mode')} "
+            f"{b.name}: {_product(b.state)} {b.state.get('version')} {b.state.get('mode')} "
             f"{b.bootstrap_servers} {health} pids={','.join(map(str, b.alive_pids)) or '-'}"
         )
     for s in strays:
@@ -238,5 +271,6 @@ def _stop(args: argparse.Namespace) -> int:
             f"no broker named {args.name!r} (see 'kgc broker status'; --all stops every one)"
         )
     stopped = runstate.stop_detached(broker)
-    print(f"kgc broker: stopped {args.name!r} ({len(stopped)} JVM(s))", file=sys.stderr)
+    what = "JVM(s)" if not broker.state.get("implementation") else "process(es)"
+    print(f"kgc broker: stopped {args.name!r} ({len(stopped)} {what})", file=sys.stderr)
     return 0

@@ -83,3 +83,36 @@ def test_a_deviation_is_named_by_its_request_its_answer_and_kafkas() -> None:
     assert "Kafka's rules allow only UNKNOWN_MEMBER_ID" in text
     tansu = load(known / "tansu" / "joingroup-v3-member-id-required.json")
     assert "MEMBER_ID_REQUIRED" in sentence(tansu) and "the request waits" in sentence(tansu)
+
+
+@pytest.mark.broker
+def test_broker_start_launches_an_implementation_detached(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "KGC_STATE_DIR": str(tmp_path / "run")}
+
+    def broker(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "kgc.cli", "broker", *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
+
+    started = broker("start", "--implementation", "tansu", "--name", "t1")
+    assert started.returncode == 0, started.stderr
+    bootstrap = started.stdout.strip()
+    try:
+        from kgc.conformance import probe
+
+        host, port = bootstrap.rsplit(":", 1)
+        assert 11 in probe.api_versions(host, int(port), 5.0).api_keys  # JoinGroup: it serves
+        status = json.loads(broker("status", "--json").stdout)
+        (row,) = status["brokers"]
+        assert row["implementation"] == "tansu" and row["version"] not in ("", "unknown")
+        assert row["bootstrap_servers"] == bootstrap and row["alive_pids"]
+    finally:
+        stopped = broker("stop", "--name", "t1")
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads(broker("status", "--json").stdout)["brokers"] == []
