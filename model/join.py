@@ -60,11 +60,13 @@ from kgc.model.errors import (
     NONE,
     UNKNOWN_MEMBER_ID,
     UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
 )
 from kgc.model.rebalance import (
     complete_join_future,
     complete_sync_future,
     join_error,
+    leader_member_list,
     maybe_complete_join_phase,
     maybe_prepare_rebalance_or_complete_join,
     prepare_rebalance,
@@ -244,14 +246,10 @@ def _current_generation_answer(
     leader = tx.leader[0] if len(tx.leader) == 1 else ""
     listed: tuple[JoinedMember, ...] = ()
     if as_leader_list:
-        listed = tuple(
-            JoinedMember(
-                member_id=o.member_id,
-                group_instance_id=o.group_instance_id if version >= 5 else None,
-                metadata=o.metadata(tx.protocol_name),
-            )
-            for o in (tx.members[k] for k in sorted(tx.members))
-        )
+        written = leader_member_list(tx, version)
+        if written is None:
+            return JoinGroupResponse(error=UNSUPPORTED_VERSION)
+        listed = written
     return JoinGroupResponse(
         error=NONE,
         generation_id=tx.generation_id,
@@ -317,8 +315,13 @@ def _replace_static_member(
     # New heartbeat for the new id, with the member's previous session timeout.
     reschedule_heartbeat(tx, new_id)
     _update_member(tx, request_id, cmd, new_id, rebalance_timeout)
-    if tx.state == STABLE:
-        if tx.protocol_name == select_protocol(tx):
+    profile = tx.profile
+    at_once = (
+        tx.state == STABLE
+        and (not profile.static_rejoin_checks_protocol or tx.protocol_name == select_protocol(tx))
+    ) or (tx.state == COMPLETING_REBALANCE and profile.static_rejoin_answered_in_completing)
+    if tx.state in (STABLE, COMPLETING_REBALANCE):
+        if at_once:
             # No rebalance: persist, then answer with the current generation.
             version = cmd.version
             m = tx.members[new_id]
@@ -332,9 +335,9 @@ def _replace_static_member(
             tx.members[new_id] = evolve_member(m, awaiting_join=None)
             tx.revealed(new_id)
             tx.respond(request_id, answer)
-        else:
+        elif tx.state == STABLE:
             maybe_prepare_rebalance_or_complete_join(tx)
-    elif tx.state == COMPLETING_REBALANCE:
-        prepare_rebalance(tx)
+        else:
+            prepare_rebalance(tx)
     else:  # PreparingRebalance
         maybe_complete_join_phase(tx)

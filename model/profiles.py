@@ -184,6 +184,23 @@ class Profile:
     # 1.x ``GroupCoordinator.doCommitOffsets``: right after the simple-commit case, a group in
     # CompletingRebalance answers REBALANCE_IN_PROGRESS before the member and generation checks.
     commit_completing_rebalance_first: bool = False
+    # A static member rejoining with an empty member id (a restarted consumer) in Stable: from 2.6
+    # ``updateStaticMemberAndRebalance`` rebalances if the group's protocol would change
+    # (``selectProtocol``); 2.4.1 and 2.5.1 answer at once with the current generation, unasked.
+    static_rejoin_checks_protocol: bool = True
+    # ... and in CompletingRebalance: 2.4.1 answers it at once like in Stable ("Static member joins
+    # during CompletingRebalance stage will not trigger rebalance"); from 2.5 it rebalances. Found
+    # by ``kgc lines --sweep`` on 2.4.1 (seed 5).
+    static_rejoin_answered_in_completing: bool = False
+    # JoinGroupResponse's member ``GroupInstanceId`` (v5+) is ``"ignorable": true`` from 3.3 on
+    # (``clients/.../common/message/JoinGroupResponse.json`` in the 3.3.2 kafka-clients jar; not in
+    # 3.2.3's or older): in 2.5 - 3.2 a leader answer at v0-4 that lists a static member cannot be
+    # written ("Attempted to write a non-default groupInstanceId") and the leader gets
+    # UNSUPPORTED_VERSION (generation -1, no member id). Found by ``kgc lines --sweep`` on 2.5.1
+    # (seeds 3 and 5). 2.4.1's generated class has the same check, yet its broker answered such a
+    # join with the member list, instance ids left out (seen in the sweep on 2.4.1, seed 5): its
+    # responses are not written through that method.
+    join_response_instance_ids_ignorable: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -319,7 +336,10 @@ _SCALA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
 
 # Switches of each Scala line that differ from 3.9's (each is cited at its field of Profile).
 _NO_SYNC_DEADLINE: dict[str, Any] = {"sync_deadline": False}
-_BEFORE_3_3: dict[str, Any] = {"rejoin_updates_timeouts": False}
+_BEFORE_3_3: dict[str, Any] = {
+    "rejoin_updates_timeouts": False,
+    "join_response_instance_ids_ignorable": False,
+}
 _BEFORE_3_0: dict[str, Any] = {**_BEFORE_3_3, "unknown_instance_id_rejected": False}
 _BEFORE_2_6: dict[str, Any] = {
     **_NO_SYNC_DEADLINE,
@@ -335,8 +355,14 @@ _1_X: dict[str, Any] = {
 _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
     "1.0": {**_1_X, "completing_rebalance_name": "AwaitingSync"},
     "1.1": _1_X,
-    "2.4": {**_BEFORE_2_6, "new_member_keeps_no_timer_after_first_join": True},
-    "2.5": _BEFORE_2_6,
+    "2.4": {
+        **_BEFORE_2_6,
+        "join_response_instance_ids_ignorable": True,
+        "new_member_keeps_no_timer_after_first_join": True,
+        "static_rejoin_checks_protocol": False,
+        "static_rejoin_answered_in_completing": True,
+    },
+    "2.5": {**_BEFORE_2_6, "static_rejoin_checks_protocol": False},
     "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
     "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
     "2.8": _BEFORE_3_0,

@@ -36,7 +36,7 @@ and ``ClassicGroup.initNextGeneration`` / ``selectProtocol`` / ``maybeElectNewJo
 from __future__ import annotations
 
 from kgc.model.commands import JoinedMember, JoinGroupResponse, SyncGroupResponse
-from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
+from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION
 from kgc.model.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -103,6 +103,29 @@ def complete_sync_future(tx: Txn, member_id: str, response: SyncGroupResponse) -
 def join_error(error: str, member_id: str = "") -> JoinGroupResponse:
     """An error answer to JoinGroup (generation -1, no protocol, no leader)."""
     return JoinGroupResponse(error=error, member_id=member_id)
+
+
+def leader_member_list(tx: Txn, version: int) -> tuple[JoinedMember, ...] | None:
+    """The members listed in the leader's JoinGroup answer at ``version`` (instance ids from v5,
+    KIP-345), or None when the broker cannot write that answer: before 3.3 the response's
+    ``GroupInstanceId`` is not ``ignorable`` (``JoinGroupResponse.json``), so listing a static
+    member at v0-4 fails to serialise and the leader gets UNSUPPORTED_VERSION instead
+    (``Profile.join_response_instance_ids_ignorable``)."""
+    members = [tx.members[k] for k in sorted(tx.members)]
+    if (
+        version < 5
+        and not tx.profile.join_response_instance_ids_ignorable
+        and any(o.group_instance_id is not None for o in members)
+    ):
+        return None
+    return tuple(
+        JoinedMember(
+            member_id=o.member_id,
+            group_instance_id=o.group_instance_id if version >= 5 else None,
+            metadata=o.metadata(tx.protocol_name),
+        )
+        for o in members
+    )
 
 
 # ------------------------------------------------------------------------------ the join phase
@@ -234,17 +257,9 @@ def complete_join(tx: Txn) -> None:
     leader = tx.leader[0]
     for mid in sorted(tx.members):
         m = tx.members[mid]
-        listed: tuple[JoinedMember, ...] = ()
+        listed: tuple[JoinedMember, ...] | None = ()
         if mid == leader:
-            show_instance = m.awaiting_join_version >= 5
-            listed = tuple(
-                JoinedMember(
-                    member_id=o.member_id,
-                    group_instance_id=o.group_instance_id if show_instance else None,
-                    metadata=o.metadata(tx.protocol_name),
-                )
-                for o in (tx.members[k] for k in sorted(tx.members))
-            )
+            listed = leader_member_list(tx, m.awaiting_join_version)
         complete_join_future(
             tx,
             mid,
@@ -255,7 +270,9 @@ def complete_join(tx: Txn) -> None:
                 leader=leader,
                 member_id=mid,
                 members=listed,
-            ),
+            )
+            if listed is not None
+            else JoinGroupResponse(error=UNSUPPORTED_VERSION),
         )
         if tx.profile.new_member_keeps_no_timer_after_first_join and tx.members[mid].is_new:
             # 2.4: the session timer scheduled while the member is still new is satisfied at

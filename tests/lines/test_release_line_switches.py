@@ -59,6 +59,12 @@ CASES = [
         "3.3.2",
     ),
     (
+        "static-rejoin-in-completing-rebalance-found-on-2.4.1.json",
+        "static_rejoin_answered_in_completing",
+        "2.4.1",
+        "2.5.1",
+    ),
+    (
         "new-member-timer-lost-found-on-2.4.1.json",
         "new_member_keeps_no_timer_after_first_join",
         "2.4.1",
@@ -141,16 +147,23 @@ def _scripted(tmp_path: Path, name: str, commands: list[dict]) -> Path:
     return path
 
 
-def _join(client: str, member_id: str = "", session_ms: int = 10_000, version: int = 2) -> dict:
+def _join(
+    client: str,
+    member_id: str = "",
+    session_ms: int = 10_000,
+    version: int = 2,
+    instance: str | None = None,
+    protocol: str = "range",
+) -> dict:
     return {
         "type": "JoinGroup",
         "client": client,
         "member_id": member_id,
-        "group_instance_id": None,
+        "group_instance_id": instance,
         "session_timeout_ms": session_ms,
         "rebalance_timeout_ms": 1_000,
         "protocol_type": "consumer",
-        "protocols": [{"name": "range", "metadata": '{"topics": ["kgc-lines"]}'}],
+        "protocols": [{"name": protocol, "metadata": '{"topics": ["kgc-lines"]}'}],
         "version": version,
     }
 
@@ -209,6 +222,22 @@ SCRIPTED = [
         "1.1.1",
         "2.4.1",
         [_join("c1"), {"tick": 50}, _commit("c1", "c1-1", 0)],
+    ),
+    (
+        # a static member restarts (empty member id, same instance) in Stable asking for another
+        # protocol: 2.5 answers at once with the current generation, 2.6 rebalances (gen 2)
+        "static_rejoin_checks_protocol",
+        "2.5.1",
+        "2.6.3",
+        [
+            _join("c1", version=5, instance="c1-instance"),
+            {"tick": 50},
+            _sync("c1", "c1-1", 1, ONLY_C1),
+            {"tick": 50},
+            _join("c1", version=5, instance="c1-instance", protocol="roundrobin"),
+            {"tick": 50},
+            _heartbeat("c1", "c1-2", 1),
+        ],
     ),
     (
         # up to 3.2 a rejoin keeps the first join's 10 s session; 3.3 takes the rejoin's 1 s,
