@@ -34,7 +34,7 @@ from typing import Any
 from kgc.cli import UserError
 
 DEFAULT_TARGETS = (
-    "apache-kafka:4.3.1,apache-kafka:3.9.2,apache-kafka:2.8.2,tansu,kfake,librdkafka-mock"
+    "apache-kafka:4.3.1,apache-kafka:3.9.2,apache-kafka:1.0.2,tansu,kfake,librdkafka-mock"
 )
 KNOWN = Path("traces") / "known"  # the clone's baselines, as `kgc replay traces/known/…` uses
 
