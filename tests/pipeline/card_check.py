@@ -30,7 +30,7 @@ def card():
     where = os.environ.get("KGC_CARD", "").strip()
     if not where:
         pytest.fail("KGC_CARD is not set: set it to the folder `kgc matrix --out` wrote")
-    out = Path(where)
+    out = Path(where).resolve()
     if not (out / "card.json").is_file():
         pytest.fail(f"no card at {out}: run `kgc matrix --out {out}` first")
     data = json.loads((out / "card.json").read_text())
