@@ -141,7 +141,8 @@ class Profile:
     # The sync deadline (RULES.md R8): members that have not sent SyncGroup one rebalance timeout
     # after the join phase completed are removed. 3.9 ``DelayedSync.scala``,
     # ``GroupCoordinator.schedulePendingSync`` / 4.x ``GroupMetadataManager.schedulePendingSync``;
-    # first shipped in 2.8 (``DelayedSync`` is in the 2.8.2 jar, not in 2.7.2's or older).
+    # first shipped in 2.8 (``DelayedSync`` is in the 2.8.2 jar, not in 2.7.2's or older;
+    # KAFKA-12890, "Consumer group stuck in CompletingRebalance", apache/kafka PR 10863).
     sync_deadline: bool = True
     # A group.instance.id that is not registered: 3.0+ ``validateCurrentMember`` answers
     # UNKNOWN_MEMBER_ID for it in SyncGroup, Heartbeat, LeaveGroup and OffsetCommit. Before 3.0
@@ -154,7 +155,8 @@ class Profile:
     # Heartbeat in CompletingRebalance: before 2.6 ``GroupCoordinator.handleHeartbeat`` answers
     # REBALANCE_IN_PROGRESS and leaves the member's timer alone (1.0.2, 2.4.1, 2.5.1); from 2.6
     # ("consumers may start sending heartbeat after join-group response … reset the timer") it
-    # reschedules the timer and answers NONE, as 3.9 and 4.x do. Found by ``kgc check
+    # reschedules the timer and answers NONE, as 3.9 and 4.x do (apache/kafka PR 8834, named in
+    # KAFKA-12890's description). Found by ``kgc check
     # --kafka-version 1.0.2``.
     heartbeat_awaiting_sync_is_rebalancing: bool = False
     # The generation of a JoinGroup error answer: 1.x ``GroupCoordinator.joinError`` sets
