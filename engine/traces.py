@@ -317,6 +317,24 @@ def expand(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
+def target_label(t: dict[str, Any]) -> str:
+    """``apache-kafka 4.3.1 (kraft, 1 node(s))`` for a trace's target; a broker that did not say
+    what it is reads as such, not as ``unknown unknown (unknown, …)``."""
+    impl, version = t.get("implementation", "?"), t.get("version", "?")
+    what = (
+        "a broker of unknown implementation and version"
+        if impl == "unknown" and version == "unknown"
+        else f"{impl} {version}"
+    )
+    mode = t.get("mode", "?")
+    shape = (
+        f"{t.get('nodes', '?')} node(s)"
+        if mode == "unknown"
+        else f"{mode}, {t.get('nodes', '?')} node(s)"
+    )
+    return f"{what} ({shape})"
+
+
 def render(trace: Trace, *, width: int = 100) -> str:
     """A failing case as a person reads it: one line per step (cut at ``width``), model vs broker
     side by side; under the first divergence, its reason and what the model allowed instead, in
@@ -328,8 +346,7 @@ def render(trace: Trace, *, width: int = 100) -> str:
     lines = []
     t = trace.manifest.get("target", {})
     lines.append(
-        f"trace {trace.manifest.get('trace_id', '?')} against {t.get('implementation', '?')} "
-        f"{t.get('version', '?')} ({t.get('mode', '?')}, {t.get('nodes', '?')} node(s)), "
+        f"trace {trace.manifest.get('trace_id', '?')} against {target_label(t)}, "
         f"group {trace.manifest.get('group_id', '?')}, seed {trace.manifest.get('seed', '?')}"
     )
     for i, e in enumerate(trace.events):
@@ -348,7 +365,10 @@ def render(trace: Trace, *, width: int = 100) -> str:
         elif isinstance(e, Tick):
             text = f"{e.at_ms:9.1f}ms  tick {e.ms} ms"
         elif isinstance(e, Quiet):
-            continue
+            if i != bad:
+                continue
+            # the checker's wait for answers the model had emitted, which never came
+            text = f"{e.at_ms:9.1f}ms  (waited for the answers the model expected)"
         elif isinstance(e, Fault):
             text = f"{e.at_ms:9.1f}ms  nemesis: {e.action} node {e.node}"
         else:  # pragma: no cover - exhaustive

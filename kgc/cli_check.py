@@ -177,12 +177,10 @@ def _check_kafka_version(version: str) -> None:
 
 
 def _target_line(d: dict) -> str:
+    from kgc.engine.traces import target_label
+
     label = f"{d['name']}: " if d.get("name") else ""
-    return label + (
-        f"{d.get('implementation', '?')} {d.get('version', '?')} "
-        f"({d.get('mode', '?')}, {d.get('nodes', '?')} node(s)) "
-        f"at {d.get('bootstrap_servers', '?')}"
-    )
+    return label + f"{target_label(d)} at {d.get('bootstrap_servers', '?')}"
 
 
 class _Progress:

@@ -119,3 +119,37 @@ def test_differences_are_paths_to_leaves() -> None:
     other = HeartbeatResponse(error="REBALANCE_IN_PROGRESS")
     assert differences(other, observed) == [("", other, observed)]
     assert differences(observed, observed) == []
+
+
+def test_an_answer_that_never_came_is_marked_where_the_checker_stopped_waiting() -> None:
+    """A divergence at the checker's wait (``Quiet``: a response every model state had emitted
+    never arrived) is marked and explained like any other, not left out of the printed trace
+    (seen with ``kgc check --kafka-version 2.8.0``: the trace ended in ticks, no reason)."""
+    from kgc.engine.traces import target_label
+    from kgc.model.commands import Heartbeat
+    from kgc.model.history import Quiet
+
+    trace = Trace(
+        manifest={"target": {"implementation": "unknown", "version": "unknown", "mode": "unknown"}},
+        events=[
+            Invoke(
+                step=0,
+                at_ms=1.0,
+                request_id=0,
+                command=Heartbeat(client="c1", member_id="c1-1", generation_id=1, version=3),
+            ),
+            Quiet(step=1, at_ms=7000.0),
+        ],
+        result={
+            "divergence": {
+                "index": 1,
+                "reason": "a response every model state had emitted never arrived",
+                "allowed": ["request 0: HeartbeatResponse(error='UNKNOWN_MEMBER_ID')"],
+            }
+        },
+    )
+    text = render(trace)
+    assert ">>    7000.0ms  (waited for the answers the model expected)" in text
+    assert "!! first divergence: a response every model state had emitted never arrived" in text
+    assert "a broker of unknown implementation and version" in text.splitlines()[0]
+    assert "unknown unknown" not in text and target_label({"mode": "unknown"}).endswith("node(s))")
