@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -95,6 +96,9 @@ def _sources_jar(version: str) -> Path:
         "-q",
         "-Dstyle.color=never",
         *shlex.split(os.environ.get("KGC_MAVEN_ARGS", "")),
+        # the repository this function looks in: Maven's own default follows the account's home
+        # (Java's user.home), which need not be $HOME
+        f"-Dmaven.repo.local={maven_repository()}",
         "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:get",
         f"-Dartifact=org.apache.kafka:kafka-clients:{version}:jar:sources",
         "-Dtransitive=false",
@@ -106,10 +110,10 @@ def _sources_jar(version: str) -> Path:
             f"Maven did not fetch kafka-clients {version} sources within 10 minutes"
         ) from exc
     if proc.returncode != 0 or not jar.is_file():
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["no output"]
+        text = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr).strip()
+        tail = text.splitlines()[-1] if text else f"Maven said nothing, and {jar} is not there"
         raise MavenOffline(
-            f"Maven could not fetch kafka-clients {version} sources (Kafka's message specs): "
-            f"{tail[0]}"
+            f"Maven could not fetch kafka-clients {version} sources (Kafka's message specs): {tail}"
         )
     return jar
 
