@@ -592,6 +592,19 @@ def run_seeds(
     return out
 
 
+def replay_with_own_client(broker: Any, trace: Trace, *, client_id: str = "kgc-replay") -> Replay:
+    """:func:`replay_on_broker` through a :class:`Cluster` of its own, closed after (one replay on
+    a broker that nothing else talks to: ``kgc matrix``, the release-line tests)."""
+    from kgc.conformance.client import Cluster
+
+    cluster = Cluster(broker.bootstrap_servers, client_id=client_id)
+    try:
+        return replay_on_broker(broker, cluster, trace)
+    finally:
+        cluster.close()
+        cluster.poller.close()
+
+
 def replay_on_broker(
     broker: Any, cluster: Cluster, trace: Trace, *, group_prefix: str = "kgc-replay-"
 ) -> Replay:

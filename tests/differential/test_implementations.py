@@ -25,9 +25,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from kgc.conformance.client import Cluster
 from kgc.conformance.implementations import LAUNCHERS, RdKafkaMock, launched
-from kgc.conformance.suite import replay_on_broker
+from kgc.conformance.suite import replay_with_own_client
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed, JoinGroup
 from kgc.model.history import Invoke
@@ -67,12 +66,7 @@ def test_the_mock_starts_and_describes_itself(mock) -> None:
 
 
 def _replay(mock, trace):  # noqa: ANN001, ANN202
-    cluster = Cluster(mock.bootstrap_servers, client_id="kgc-test")
-    try:
-        return replay_on_broker(mock, cluster, trace)
-    finally:
-        cluster.close()
-        cluster.poller.close()
+    return replay_with_own_client(mock, trace, client_id="kgc-test")
 
 
 def _same_first_protocol(trace):  # noqa: ANN001, ANN202

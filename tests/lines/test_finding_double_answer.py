@@ -25,83 +25,44 @@ from __future__ import annotations
 
 import pytest
 from kgc.conformance.broker import EmbeddedKafka
-from kgc.conformance.client import Cluster
-from kgc.conformance.suite import replay_on_broker
+from kgc.conformance.suite import replay_with_own_client
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed
+from test_release_line_switches import ONLY_C1, _join, _judged_by, _scripted, _sync
 
-SCRIPT = [
+STATIC = {"instance": "c1-instance", "version": 5}
+COMMANDS = [
     # c1: a static member alone in its group, Stable
-    ("join", {"member_id": "", "group_instance_id": "c1-instance", "version": 5}),
-    ("tick", 50),
-    ("sync", {}),
-    ("tick", 50),
+    _join("c1", **STATIC),
+    {"tick": 50},
+    {**_sync("c1", "c1-1", 1, ONLY_C1), "group_instance_id": "c1-instance", "version": 3},
+    {"tick": 50},
     # the same member rejoins at v3 as the leader: its answer would list its own instance id
-    ("join", {"member_id": "c1-1", "group_instance_id": None, "version": 3}),
-    ("tick", 50),
+    _join("c1", "c1-1", version=3),
+    {"tick": 50},
     # the static member restarts: its old member is fenced
-    ("join", {"member_id": "", "group_instance_id": "c1-instance", "version": 5}),
-    ("tick", 200),
+    _join("c1", **STATIC),
+    {"tick": 200},
 ]
-
-
-def _commands() -> list[dict]:
-    out: list[dict] = []
-    for kind, args in SCRIPT:
-        if kind == "tick":
-            out.append({"tick": args})
-        elif kind == "join":
-            out.append(
-                {
-                    "type": "JoinGroup",
-                    "client": "c1",
-                    "session_timeout_ms": 10_000,
-                    "rebalance_timeout_ms": 1_000,
-                    "protocol_type": "consumer",
-                    "protocols": [{"name": "range", "metadata": '{"topics": ["kgc-lines"]}'}],
-                    **args,
-                }
-            )
-        else:
-            out.append(
-                {
-                    "type": "SyncGroup",
-                    "client": "c1",
-                    "member_id": "c1-1",
-                    "group_instance_id": "c1-instance",
-                    "generation_id": 1,
-                    "protocol_type": None,
-                    "protocol_name": None,
-                    "assignments": [{"member_id": "c1-1", "assignment": '{"kgc-lines": [0]}'}],
-                    "version": 3,
-                }
-            )
-    return out
 
 
 @pytest.mark.broker
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["3.2.3", "3.3.2"])
 def test_every_request_is_answered_once(version, tmp_path, request) -> None:
-    from test_release_line_switches import _judged_by, _scripted
-
     if version == "3.2.3":
         request.applymarker(
             pytest.mark.xfail(
                 strict=True,
+                raises=AssertionError,  # the double answer, not any other failure
                 reason="Kafka 2.5-3.2: an answer that could not be written leaves its callback "
                 "set; the restart's fencing answers the old request a second time",
             )
         )
-    trace = load(_scripted(tmp_path, "double-answer.json", _commands()))
+    trace = load(_scripted(tmp_path, "double-answer.json", COMMANDS))
     with EmbeddedKafka(version) as broker:
         broker.start()
-        cluster = Cluster(broker.bootstrap_servers, client_id="kgc-finding")
-        try:
-            done = replay_on_broker(broker, cluster, _judged_by(trace, version))
-        finally:
-            cluster.close()
-            cluster.poller.close()
+        done = replay_with_own_client(broker, _judged_by(trace, version), client_id="kgc-finding")
     answers = [e.response for e in done.trace.events if hasattr(e, "response")]
     broken = [a for a in answers if isinstance(a, ConnectionClosed)]
     assert not broken, f"Kafka {version} answered a request twice: {broken[0].reason}"

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 from kgc.conformance.broker import EmbeddedKafka
-from kgc.conformance.client import Cluster
-from kgc.conformance.suite import replay_on_broker
+from kgc.conformance.suite import replay_with_own_client
 from kgc.engine.traces import load
 
 DATA = Path(__file__).parent / "data"
@@ -110,12 +109,7 @@ def _judged_by(trace, version: str, *, flipped: str | None = None, to: str | Non
 
 
 def _replay(broker: EmbeddedKafka, trace) -> str:  # noqa: ANN001
-    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-lines")
-    try:
-        return replay_on_broker(broker, cluster, trace).verdict
-    finally:
-        cluster.close()
-        cluster.poller.close()
+    return replay_with_own_client(broker, trace, client_id="kgc-lines").verdict
 
 
 @pytest.mark.broker
