@@ -235,6 +235,9 @@ class BrokerTarget(Target):
     def real_member_ids(self) -> dict[str, str]:
         return self._ids.as_dict()
 
+    def discard_connections(self) -> None:
+        self._group.reuse_connections = False
+
     def close(self) -> None:
         with contextlib.suppress(ConnectionClosedError):
             self._group.close()

@@ -57,6 +57,7 @@ from kgc.engine.traces import Trace, save, save_failure
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.history import Fault
 from kgc.properties.machine import (
+    KNOWN_BUG,
     TOPIC_PARTITIONS,
     ConnectionFailure,
     DivergenceError,
@@ -123,6 +124,10 @@ class SuiteResult:
     tick_ms: int = 0  # time the suite spent letting time pass on purpose
     target: dict[str, Any] = field(default_factory=dict)
     recorded: list[Path] = field(default_factory=list)  # with record_dir: one trace per example
+    # examples that stopped at a known Kafka bug, by its key (``model/known_bugs.py``), and the
+    # first such example's trace of each, saved unshrunk (they are not failures)
+    known_bugs: dict[str, int] = field(default_factory=dict)
+    known_bug_saved: list[Path] = field(default_factory=list)
     record_error: str | None = None  # recording stopped at this error (the run went on)
 
     @property
@@ -290,6 +295,7 @@ def run_suite(
             driven = workload(cluster, description)
         counter = iter(range(1_000_000))
         failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
+        known: dict[str, Trace] = {}  # the first example that stopped at each known Kafka bug
 
         def on_example_end(machine: GroupMachine) -> None:
             if machine.failed_check == "lost":
@@ -298,8 +304,8 @@ def run_suite(
             # closes (not after a connection failure: the target cannot be read any more)
             if machine.failed_check != "connection":
                 machine.engine.finish()
-            if machine.engine.divergence is not None and machine.failed_check is None:
-                machine.failed_check = "divergence"
+            if machine.engine.divergence is not None and machine.failed_check in (None, KNOWN_BUG):
+                machine.failed_check = "divergence"  # a known bug refuted by a late answer, too
             result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
             for e in machine.engine.events:  # coverage cells for the faults this example injected
                 if isinstance(e, Fault):
@@ -314,7 +320,11 @@ def run_suite(
                 except OSError as exc:  # never fail the example (Hypothesis would shrink it)
                     result.record_error = f"cannot write a trace into {record_to}: {exc}"
             check = machine.failed_check
-            if check is not None:
+            if check == KNOWN_BUG:
+                hit = machine.engine.known_bug
+                if hit is not None:
+                    known.setdefault(hit.world.key, trace)
+            elif check is not None:
                 if ctx.first_failure_at is None:
                     ctx.first_failure_at = time.monotonic()
                 final = bool(current_build_context().is_final)
@@ -390,8 +400,13 @@ def run_suite(
             result.coverage = dict(ctx.coverage)
             result.assignment_checks = ctx.assignment_checks
             result.tick_ms = ctx.tick_ms
+            result.known_bugs = dict(ctx.known_bugs)
             if driven.nemesis is not None:
                 driven.nemesis.heal()
+        for key in sorted(known):
+            result.known_bug_saved.append(
+                save_failure(known[key], traces_dir, scenario=scenario, check=f"known-bug-{key}")
+            )
         if result.failure is None and failures:
             # Hypothesis may drop a failing example (one that ran out of its data budget is
             # discarded as an overrun); the failure was still seen on real answers, so it is

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgc.engine.target import Arrival, Target
-from kgc.model.checker import Checker, CheckerConfig, Divergence, Model
+from kgc.model.checker import Checker, CheckerConfig, Divergence, KnownBugHit, Model
 from kgc.model.commands import Command, Request, Response, Tick
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
 from kgc.model.history import Tick as TickEvent
@@ -146,6 +146,11 @@ class Engine:
     @property
     def divergence(self) -> Divergence | None:
         return self.checker.divergence
+
+    @property
+    def known_bug(self) -> KnownBugHit | None:
+        """Set when only a known Kafka bug explains the history (``model/known_bugs.py``)."""
+        return self.checker.known_bug
 
     # ------------------------------------------------------------------ driving
     def execute(self, command: Command) -> StepResult:

@@ -10,7 +10,9 @@ tolerances are the ones the trace's manifest names (``model_from_manifest``,
 
 The verdict compares the replay with the verdict the trace recorded: a recorded ``divergence``
 replays ``FIXED`` or ``STILL FAILING``, a recorded ``pass`` ``PASSES`` or ``NOW FAILING``, a trace
-with no verdict ``PASSES`` or ``FAILING``.
+with no verdict ``PASSES`` or ``FAILING``. A replay that only a Kafka bug the model knows explains
+(``model/known_bugs.py``) is ``KNOWN KAFKA BUG``, whatever was recorded; a recorded ``known-bug``
+that no longer shows replays ``FIXED`` or ``STILL FAILING`` (another divergence).
 
 The replay's own trace has profile ``replay`` and names the original in ``manifest.replay_of``.
 Opening the target is the caller's: a broker (``kgc.conformance.suite.replay_on_broker``), a
@@ -35,13 +37,15 @@ VERDICTS: dict[tuple[bool, str], str] = {  # (replay passes, recorded verdict) -
     (True, "pass"): "PASSES",
     (False, "pass"): "NOW FAILING",
 }
+# a replay that only a known Kafka bug explains (``model/known_bugs.py``), whatever was recorded
+KNOWN_BUG_VERDICT = "KNOWN KAFKA BUG"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Replay:
     engine: Engine  # the run: events, divergence, drains
     trace: Trace  # the replay's own trace
-    verdict: str  # FIXED / STILL FAILING / PASSES / NOW FAILING / FAILING
+    verdict: str  # FIXED / STILL FAILING / PASSES / NOW FAILING / FAILING / KNOWN KAFKA BUG
 
     @property
     def ok(self) -> bool:
@@ -52,6 +56,10 @@ def verdict(recorded: Trace, engine: Engine) -> str:
     """The replay's verdict against the one ``recorded`` holds (module docstring)."""
     was = str((recorded.result or {}).get("verdict", "unrecorded"))
     ok = engine.divergence is None
+    if ok and engine.known_bug is not None:
+        return KNOWN_BUG_VERDICT
+    if was == "known-bug":
+        was = "divergence"  # the bug no longer shows: FIXED, or another divergence
     return VERDICTS.get((ok, was), "PASSES" if ok else "FAILING")
 
 

@@ -46,6 +46,12 @@ class Target(ABC):
         the request is written). Default: nothing to do."""
         return None
 
+    def discard_connections(self) -> None:
+        """The target met a known Kafka bug after which the broker may still write answers to
+        this example's connections (``model/known_bugs.py``): close them rather than reuse them,
+        so nothing reaches a later example. Default: nothing to do."""
+        return None
+
     @abstractmethod
     def send(self, request_id: int, command: Request) -> None:
         """Write a request for ``command.client``; returns at once."""

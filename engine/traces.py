@@ -343,6 +343,8 @@ def render(trace: Trace, *, width: int = 100) -> str:
 
     div = (trace.result or {}).get("divergence") or {}
     bad = div.get("index")
+    known = (trace.result or {}).get("known_bug") or {}
+    since, alone = known.get("since_index"), known.get("index")
     lines = []
     t = trace.manifest.get("target", {})
     lines.append(
@@ -350,7 +352,7 @@ def render(trace: Trace, *, width: int = 100) -> str:
         f"group {trace.manifest.get('group_id', '?')}, seed {trace.manifest.get('seed', '?')}"
     )
     for i, e in enumerate(trace.events):
-        mark = ">>" if i == bad else "  "
+        mark = ">>" if i == bad else "~~" if i == since else "  "
         if isinstance(e, Invoke):
             c = to_json(e.command)
             c.pop("type")
@@ -365,7 +367,7 @@ def render(trace: Trace, *, width: int = 100) -> str:
         elif isinstance(e, Tick):
             text = f"{e.at_ms:9.1f}ms  tick {e.ms} ms"
         elif isinstance(e, Quiet):
-            if i != bad:
+            if i not in (bad, alone):
                 continue
             # the checker's wait for answers the model had emitted, which never came
             text = f"{e.at_ms:9.1f}ms  (waited for the answers the model expected)"
@@ -384,6 +386,16 @@ def render(trace: Trace, *, width: int = 100) -> str:
                 lines.append(f"      model allowed: {text}")
             if len(allowed) > 6:
                 lines.append(f"      ... and {len(allowed) - 6} more")
+        if i == since:
+            lines.append(
+                f"   ~~ here Kafka may meet a known bug, {known.get('key')} (Kafka "
+                f"{known.get('releases')}, fixed in {known.get('fixed_in')}): {known.get('title')}"
+            )
+        if i == alone:
+            lines.append(
+                "   ~~ from here only that bug explains the broker, so nothing after it is judged "
+                f"(proof: {known.get('proof')}; {known.get('story')})"
+            )
     return "\n".join(lines)
 
 
@@ -422,14 +434,19 @@ def commands_of(events: Sequence[Event]) -> list[Any]:
 
 
 def result_of(engine: Any) -> dict[str, Any]:
-    """The ``result`` record of a finished (or diverged) engine run."""
+    """The ``result`` record of a finished (or diverged) engine run: its verdict is ``pass``,
+    ``divergence`` or ``known-bug`` (only a Kafka bug the model knows explains the history:
+    ``model/known_bugs.py``; the ``known_bug`` record says which, and from which event)."""
     div = engine.divergence
+    hit = engine.checker.known_bug
     out: dict[str, Any] = {
-        "verdict": "pass" if div is None else "divergence",
+        "verdict": "divergence" if div is not None else "pass" if hit is None else "known-bug",
         "events": len(engine.events),
         "peak_states": engine.checker.peak_states,
         "divergence": None,
     }
+    if hit is not None:
+        out["known_bug"] = known_bug_record(hit, engine.events)
     if div is not None:
         out["divergence"] = {
             "index": div.index,
@@ -439,6 +456,22 @@ def result_of(engine: Any) -> dict[str, Any]:
             "observed": event_to_json(div.event),
         }
     return out
+
+
+def known_bug_record(hit: Any, events: list[Event]) -> dict[str, Any]:
+    """What a trace's result says of a :class:`~kgc.model.checker.KnownBugHit`."""
+    bug = hit.world.bug
+    return {
+        "key": bug.key,
+        "title": bug.title,
+        "releases": bug.releases,
+        "fixed_in": bug.fixed_in,
+        "proof": bug.proof,
+        "story": bug.story,
+        "since_index": hit.since,
+        "since_step": events[hit.since].step if hit.since < len(events) else None,
+        "index": hit.index,
+    }
 
 
 def result_of_divergence(trace: Trace, divergence: Any) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Each trace's recorded events are folded through the same checker the live suite uses, with the
 model profile and tolerances its manifest names. Prints one verdict line per trace; exit status 0
-when every trace passes, 1 when any diverges, 2 for a trace that cannot be read or whose manifest
+when every trace passes or stops at a Kafka bug the model knows (``model/known_bugs.py``), 1 when
+any diverges, 2 for a trace that cannot be read or whose manifest
 names a model this kgc cannot build (one line naming the file and the field; nothing is written
 in any case).
 """
@@ -10,6 +11,7 @@ in any case).
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kgc.cli import UserError
 
@@ -22,14 +24,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def analyze_trace(trace, model=None) -> tuple[str, object]:  # noqa: ANN001
-    """(verdict, divergence) for one loaded trace: ``pass`` or ``divergence``; ``model`` is the
-    one its manifest names (rebuilt here if not given)."""
+    """(verdict, divergence) for one loaded trace: ``pass``, ``divergence``, or ``known-bug``
+    (only a Kafka bug the model knows explains it: ``model/known_bugs.py``; the second item is
+    then the checker's ``KnownBugHit``); ``model`` is the one its manifest names (rebuilt here if
+    not given)."""
     from kgc.engine.registry import model_from_manifest
-    from kgc.model.checker import CheckerConfig, check
+    from kgc.model.checker import Checker, CheckerConfig
 
     if model is None:
         model = model_from_manifest(trace.manifest)
-    divergence = check(model, trace.events, CheckerConfig.from_manifest(trace.manifest))
+    checker = Checker(model, CheckerConfig.from_manifest(trace.manifest))
+    divergence = checker.feed_all(trace.events)
+    if divergence is None and checker.known_bug is not None:
+        return "known-bug", checker.known_bug
     return ("pass" if divergence is None else "divergence"), divergence
 
 
@@ -55,7 +62,14 @@ def run(args: argparse.Namespace) -> int:
         verdict, divergence = analyze_trace(trace, model)
         recorded = (trace.result or {}).get("verdict", "unrecorded")
         note = "as recorded" if verdict == recorded else f"recorded: {recorded}"
-        if divergence is None:
+        if verdict == "known-bug":
+            hit: Any = divergence
+            bug = hit.world.bug
+            print(
+                f"KNOWN BUG   {path}  from event {hit.since} "
+                f"on: {bug.key}, a bug of Kafka {bug.releases} (proof: {bug.proof}; {note})"
+            )
+        elif divergence is None:
             print(f"PASS        {path}  ({len(trace.events)} events; {note})")
         else:
             bad += 1

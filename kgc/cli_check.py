@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from kgc.cli import UserError
 from kgc.cli_replay import LAUNCHABLE
@@ -241,6 +242,7 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]
+    lines.extend(known_bug_lines(result, indent="  "))
     scale = result.target.get("time_scale")
     if scale:
         key = "group.min.session.timeout.ms"
@@ -304,6 +306,29 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
             else:
                 where = f"--kafka-version {result.target.get('version')}"
             lines.append(f"replay: kgc replay {path} {where}")
+    elif result.known_bugs:
+        lines.append(
+            "  verdict      PASS, but for the known Kafka bug above: every response before it "
+            "was one the model allows"
+        )
     else:
         lines.append("  verdict      PASS: every response was one the model allows")
     return "\n".join(lines)
+
+
+def known_bug_lines(result: Any, *, indent: str) -> list[str]:
+    """What a summary says of the examples that stopped at a known Kafka bug
+    (``model/known_bugs.py``): not failures, but nothing after the bug was judged."""
+    from kgc.model.known_bugs import KNOWN_BUGS
+
+    out = []
+    for key, n in sorted(result.known_bugs.items()):
+        bug = KNOWN_BUGS[key]
+        out.append(
+            f"{indent}known bug    {n} example(s) stopped at {key}, a bug of Kafka {bug.releases} "
+            f"(fixed in {bug.fixed_in}): {bug.title}; nothing after it is judged"
+        )
+        out.append(f"{indent}             proof: {bug.proof}; the story: {bug.story}")
+    for path in result.known_bug_saved:
+        out.append(f"{indent}             first such example: {path}")
+    return out

@@ -4,8 +4,9 @@
 judges it, or why it cannot run on this machine (``kgc.conformance.releases``). ``kgc lines
 --sweep`` starts the newest patch of each line that runs (or of those named with ``--only``), runs
 the differential suite on it with seeds 1..N, and prints one row per line: line, patch, mode,
-seeds, requests, coverage, divergences, wall time. Failing cases are saved under ``--traces`` as
-``kgc check`` saves them. Exit status 1 if any line diverged.
+seeds, requests, coverage, divergences, examples that stopped at a Kafka bug the model knows by
+name (``model/known_bugs.py``: counted, not failures), wall time. Failing cases are saved under
+``--traces`` as ``kgc check`` saves them. Exit status 1 if any line diverged.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
     from kgc.conformance.session import description_of, open_broker
     from kgc.conformance.suite import SEARCH_PROFILES, run_seeds
     from kgc.engine.coverage import summarise
+    from kgc.model.known_bugs import KNOWN_BUGS
 
     if args.profile not in SEARCH_PROFILES:
         raise UserError(
@@ -90,7 +92,7 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     header = (
         f"{'line':<6}{'patch':<9}{'mode':<11}{'seeds':>5}{'requests':>10}"
-        f"{'coverage':>10}{'diverged':>10}{'wall s':>8}"
+        f"{'coverage':>10}{'diverged':>10}{'known bug':>11}{'wall s':>8}"
     )
     if not args.json:
         print(header, flush=True)
@@ -99,6 +101,7 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
         t0 = time.monotonic()
         row: dict[str, Any] = {"line": line.line, "patch": line.latest, "seeds": args.seeds}
         diverged: list[str] = []
+        known: dict[str, int] = {}
         with open_broker(kafka_version=line.latest) as broker:
             description = description_of(broker)
             row["mode"] = description.get("mode")
@@ -115,6 +118,8 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
             if not result.ok:
                 saved = ", ".join(str(p) for p in result.saved) or "not saved"
                 diverged.append(f"seed {seed}: {result.failure} ({saved})")
+            for key, n in result.known_bugs.items():
+                known[key] = known.get(key, 0) + n
         reached, unsupported, requests = runs.reached, runs.unsupported, runs.requests
         cov = summarise(reached, unsupported)
         row |= {
@@ -122,6 +127,7 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
             "coverage_percent": round(cov["percent"], 1),
             "cells": f"{cov['reached']}/{cov['cells']}",
             "divergences": diverged,
+            "known_bugs": known,
             "wall_s": round(time.monotonic() - t0, 1),
         }
         rows.append(row)
@@ -129,11 +135,18 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
             print(
                 f"{row['line']:<6}{row['patch']:<9}{row['mode']!s:<11}{row['seeds']:>5}"
                 f"{row['requests']:>10}{row['coverage_percent']:>9.1f}%"
-                f"{len(diverged):>10}{row['wall_s']:>8.0f}",
+                f"{len(diverged):>10}{sum(known.values()):>11}{row['wall_s']:>8.0f}",
                 flush=True,
             )
             for d in diverged:
                 print(f"      {d}", flush=True)
+            for key, n in sorted(known.items()):
+                bug = KNOWN_BUGS[key]
+                print(
+                    f"      {n} example(s) stopped at the known Kafka bug {key} "
+                    f"(Kafka {bug.releases}, proof: {bug.proof})",
+                    flush=True,
+                )
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
         print()

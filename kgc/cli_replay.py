@@ -2,9 +2,11 @@
 
 Each trace's command sequence (requests and ticks, in order) is sent again on a fresh group with
 the suite's prefix; every response is checked against the model as in the live suite. Per trace:
-FIXED (it failed when recorded and now passes), STILL FAILING, PASSES (it passed and still does) or
-NOW FAILING. All traces are loaded before anything is sent: a bad file stops the run with one line
-and nothing is written. ``--save DIR`` keeps each replay's own trace (never over an existing file).
+FIXED (it failed when recorded and now passes), STILL FAILING, PASSES (it passed and still does),
+NOW FAILING, or KNOWN KAFKA BUG (only a Kafka bug the model knows by name explains the broker:
+``model/known_bugs.py``; not a failure). All traces are loaded before anything is sent: a bad
+file stops the run with one line and nothing is written. ``--save DIR`` keeps each replay's own
+trace (never over an existing file).
 
 Traces with nemesis faults (the fault-mixed suite, ``kgc.conformance.fault_suite``) are replayed
 on an embedded cluster of the recorded shape (version, mode, node count, broker settings) that
@@ -109,7 +111,14 @@ def _report(args, path, trace, done) -> int:  # noqa: ANN001
     from kgc.engine.traces import render, save
 
     div = done.engine.divergence
+    hit = done.engine.known_bug
     extra = "" if div is None else f" at step {div.event.step}: {div.reason}"
+    if div is None and hit is not None:
+        bug = hit.world.bug
+        extra = (
+            f" from step {done.trace.events[hit.since].step}: {bug.key}, Kafka {bug.releases} "
+            f"(fixed in {bug.fixed_in}; proof: {bug.proof})"
+        )
     print(f"{done.verdict:13} {path}{extra}")
     if _has_faults(trace):
         same = fault_steps(done.trace.events) == fault_steps(trace.events)

@@ -35,6 +35,7 @@ from typing import Any, Generic, TypeVar
 
 from kgc.model.commands import ConnectionClosed, Request, Response
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
+from kgc.model.known_bugs import BugWorld, refuted
 
 S = TypeVar("S")
 
@@ -88,6 +89,11 @@ class Model(ABC, Generic[S]):
         """Every pending timer as (deadline ms, kind name, key), sorted by deadline."""
         return []
 
+    def known_bug(self, state: S) -> BugWorld | None:
+        """The Kafka bug ``state`` is a world of (``known_bugs.py``): the checker sets such a
+        state aside, since it predicts nothing more. None for an ordinary state."""
+        return None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckerConfig:
@@ -115,21 +121,40 @@ class Divergence:
     allowed: tuple[str, ...]  # what each state alive before the event would have allowed
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KnownBugHit:
+    """The history is explained only by a Kafka bug the model knows (``known_bugs.py``)."""
+
+    world: BugWorld
+    since: int  # the event at which a world first met the bug
+    index: int  # the first event no other world explains
+
+
 @dataclass(slots=True)
 class Checker(Generic[S]):
     model: Model[S]
     config: CheckerConfig = field(default_factory=CheckerConfig)
     states: set[S] = field(init=False)
     divergence: Divergence | None = field(init=False, default=None)
+    # set instead of ``divergence`` when only a world of a known Kafka bug explains the history
+    known_bug: KnownBugHit | None = field(init=False, default=None)
     index: int = field(init=False, default=0)
     peak_states: int = field(init=False, default=1)
+    _bug_since: dict[BugWorld, int] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.states = {self.model.initial()}
 
     # ---------------------------------------------------------------- the fold
     def feed(self, event: Event) -> Divergence | None:
-        """Fold one event in. Returns the divergence once the set is empty (and keeps it)."""
+        """Fold one event in. Returns the divergence once the set is empty (and keeps it).
+
+        Known Kafka bugs (``known_bugs.py``): a world that met one predicts nothing more, so it
+        passes every event that does not refute it. Once such worlds are all that is left,
+        :attr:`known_bug` says so: only that bug explains the history. Events fed after that still
+        count: one that refutes the last bug world is a divergence like any other (and
+        :attr:`known_bug` is cleared). While ordinary worlds live they decide, as if the bug worlds
+        were not there."""
         if self.divergence is not None:
             return self.divergence
         before = self.states
@@ -140,7 +165,16 @@ class Checker(Generic[S]):
                 "raise CheckerConfig.max_states or canonicalise the model state"
             )
         self.peak_states = max(self.peak_states, len(after))
+        worlds = [w for s in after if (w := self.model.known_bug(s)) is not None]
+        for w in worlds:
+            self._bug_since.setdefault(w, self.index)
+        if after and len(worlds) == len(after) and self.known_bug is None:
+            first = min(worlds, key=lambda w: (self._bug_since[w], w.key, w.generation_id))
+            self.known_bug = KnownBugHit(
+                world=first, since=self._bug_since[first], index=self.index
+            )
         if not after:
+            self.known_bug = None
             self.divergence = Divergence(
                 index=self.index,
                 event=event,
@@ -159,9 +193,13 @@ class Checker(Generic[S]):
         return self.divergence
 
     # ------------------------------------------------ what the driver waits for
+    def _ordinary(self, states: Iterable[S]) -> list[S]:
+        """``states`` less the worlds of known bugs, which owe nothing (``feed``)."""
+        return [s for s in states if self.model.known_bug(s) is None]
+
     def must_answer(self) -> frozenset[int]:
         """Requests that every live state has already answered: the driver waits for them."""
-        sets = [frozenset(self.model.outbox(s)) for s in self.states]
+        sets = [frozenset(self.model.outbox(s)) for s in self._ordinary(self.states)]
         return frozenset.intersection(*sets) if sets else frozenset()
 
     def due(self, at_ms: float) -> frozenset[int]:
@@ -173,7 +211,7 @@ class Checker(Generic[S]):
         lives: a request every state in send order has answered is waited for. If the broker did
         hold it back, the wait ends at the driver's hang timeout and the set keeps the states
         that explain the delay."""
-        states = set(self._advance(self.states, at_ms))
+        states = set(self._ordinary(self._advance(self.states, at_ms)))
         firm = [s for s in states if not self.model.provisional(s)]
         if firm:
             states = set(firm)
@@ -189,28 +227,34 @@ class Checker(Generic[S]):
         must = at_ms - self.config.late_ms
         may = at_ms + self.config.early_ms
         for s in states:
-            yield from self.model.advance(s, must_until=must, may_until=may)
+            if self.model.known_bug(s) is not None:
+                yield s  # a bug world has no timers
+            else:
+                yield from self.model.advance(s, must_until=must, may_until=may)
 
     def _step(self, states: set[S], event: Event) -> Iterator[S]:
         if isinstance(event, Tick):
             yield from states
-        elif isinstance(event, Invoke):
-            for s in set(self._advance(states, event.at_ms)):
+            return
+        advanced = set(self._advance(states, event.at_ms))
+        for s in advanced:
+            world = self.model.known_bug(s)
+            if world is not None:
+                if not refuted(world, event):
+                    yield s
+            elif isinstance(event, Invoke):
                 yield from self.model.invoke(
                     s, request_id=event.request_id, command=event.command, at_ms=event.at_ms
                 )
-        elif isinstance(event, Receive):
-            for s in set(self._advance(states, event.at_ms)):
+            elif isinstance(event, Receive):
                 got = self.model.outbox(s).get(event.request_id)
                 if got is not None and got[0] == event.response:
                     yield self.model.deliver(s, event.request_id)
-        elif isinstance(event, Quiet):
-            cutoff = event.at_ms - self.config.latency_bound_ms
-            for s in set(self._advance(states, event.at_ms)):
+            elif isinstance(event, Quiet):
+                cutoff = event.at_ms - self.config.latency_bound_ms
                 if all(at > cutoff for _, at in self.model.outbox(s).values()):
                     yield s
-        elif isinstance(event, Fault):
-            for s in set(self._advance(states, event.at_ms)):
+            elif isinstance(event, Fault):
                 yield from self.model.fault(
                     s, action=event.action, node=event.node, at_ms=event.at_ms
                 )

@@ -92,6 +92,7 @@ from kgc.model.errors import (
     NOT_COORDINATOR,
 )
 from kgc.model.group import ClassicGroupModel
+from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig
 from kgc.model.state import EMPTY, STABLE, CommittedOffset, GroupState, Member
 
@@ -329,6 +330,12 @@ class ClusterGroupModel(Model[ClusterGroupState]):
 
     def timers(self, state: ClusterGroupState) -> list[tuple[float, str, str]]:
         return self.classic.timers(state.group) if state.phase == "serving" else []
+
+    def known_bug(self, state: ClusterGroupState) -> BugWorld | None:
+        """The served group's, or the zombie coordinator's (either answers clients)."""
+        if state.group.known_bug is not None:
+            return state.group.known_bug
+        return state.zombie.known_bug if state.zombie is not None else None
 
     def provisional(self, state: ClusterGroupState) -> bool:
         """A request is held back in the served group or the zombie's (``ClassicGroupModel``)."""

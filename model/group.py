@@ -56,6 +56,7 @@ from kgc.model.commands import (
 from kgc.model.describe import handle_describe_groups, handle_find_coordinator
 from kgc.model.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
 from kgc.model.join import handle_join_group
+from kgc.model.known_bugs import BugWorld
 from kgc.model.leave import handle_leave_group
 from kgc.model.offsets import handle_offset_commit, handle_offset_fetch
 from kgc.model.profiles import GroupConfig
@@ -153,6 +154,9 @@ class ClassicGroupModel(TimedModel[GroupState]):
     def group_state(self, state: GroupState) -> str:
         return state.state
 
+    def known_bug(self, state: GroupState) -> BugWorld | None:
+        return state.known_bug
+
     def outbox(self, state: GroupState) -> Mapping[int, tuple[Response, float]]:
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
 
@@ -175,6 +179,8 @@ class ClassicGroupModel(TimedModel[GroupState]):
         self, state: GroupState, request_id: int, command: Request, at_ms: float
     ) -> list[GroupState]:
         """Process one request at ``at_ms`` (no reordering): every allowed successor."""
+        if state.known_bug is not None:
+            return [state]  # a world of a known Kafka bug predicts nothing (``known_bugs.py``)
         handler = HANDLERS.get(command.type)
         if handler is None:
             raise ValueError(f"{command.type} is not a request the group model handles")

@@ -197,8 +197,10 @@ class Profile:
     # JoinGroupResponse's member ``GroupInstanceId`` (v5+) is ``"ignorable": true`` from 3.3 on
     # (``clients/.../common/message/JoinGroupResponse.json`` in the 3.3.2 kafka-clients jar; not in
     # 3.2.3's or older): in 2.5 - 3.2 a leader answer at v0-4 that lists a static member cannot be
-    # written ("Attempted to write a non-default groupInstanceId") and the leader gets
-    # UNSUPPORTED_VERSION (generation -1, no member id). Found by ``kgc lines --sweep`` on 2.5.1
+    # written ("Attempted to write a non-default groupInstanceId"): a rejoin answered at once gets
+    # UNSUPPORTED_VERSION (generation -1, no member id), and a join phase that completes with such
+    # a leader is the known bug ``join-answered-twice`` (``known_bugs.py``). Found by ``kgc lines
+    # --sweep`` on 2.5.1
     # (seeds 3 and 5). 2.4.1's generated class has the same check, yet its broker answered such a
     # join with the member list, instance ids left out (seen in the sweep on 2.4.1, seed 5): its
     # responses are not written through that method.

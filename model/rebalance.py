@@ -36,7 +36,8 @@ and ``ClassicGroup.initNextGeneration`` / ``selectProtocol`` / ``maybeElectNewJo
 from __future__ import annotations
 
 from kgc.model.commands import JoinedMember, JoinGroupResponse, SyncGroupResponse
-from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION
+from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
+from kgc.model.known_bugs import JOIN_ANSWERED_TWICE, BugWorld
 from kgc.model.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -109,8 +110,9 @@ def leader_member_list(tx: Txn, version: int) -> tuple[JoinedMember, ...] | None
     """The members listed in the leader's JoinGroup answer at ``version`` (instance ids from v5,
     KIP-345), or None when the broker cannot write that answer: before 3.3 the response's
     ``GroupInstanceId`` is not ``ignorable`` (``JoinGroupResponse.json``), so listing a static
-    member at v0-4 fails to serialise and the leader gets UNSUPPORTED_VERSION instead
-    (``Profile.join_response_instance_ids_ignorable``)."""
+    member at v0-4 fails to serialise (``Profile.join_response_instance_ids_ignorable``). Asked
+    directly (a rejoin answered with the current generation), the request gets UNSUPPORTED_VERSION;
+    at the join phase's completion it is a known bug (``known_bugs.JOIN_ANSWERED_TWICE``)."""
     members = [tx.members[k] for k in sorted(tx.members)]
     if (
         version < 5
@@ -255,11 +257,16 @@ def complete_join(tx: Txn) -> None:
     if tx.state == EMPTY:
         return
     leader = tx.leader[0]
+    chosen = tx.members.get(leader)  # a broken variant may name a leader that left
+    listed_for_leader = leader_member_list(tx, chosen.awaiting_join_version) if chosen else ()
+    if listed_for_leader is None:
+        # 2.5 - 3.2: the leader's answer cannot be written, and what the broker does next is a
+        # bug no rule describes (``known_bugs.JOIN_ANSWERED_TWICE``): this world predicts no more
+        tx.known_bug = BugWorld(
+            key=JOIN_ANSWERED_TWICE.key, generation_id=tx.generation_id, leader=leader
+        )
+        return
     for mid in sorted(tx.members):
-        m = tx.members[mid]
-        listed: tuple[JoinedMember, ...] | None = ()
-        if mid == leader:
-            listed = leader_member_list(tx, m.awaiting_join_version)
         complete_join_future(
             tx,
             mid,
@@ -269,10 +276,8 @@ def complete_join(tx: Txn) -> None:
                 protocol_name=tx.protocol_name,
                 leader=leader,
                 member_id=mid,
-                members=listed,
-            )
-            if listed is not None
-            else JoinGroupResponse(error=UNSUPPORTED_VERSION),
+                members=listed_for_leader if mid == leader else (),
+            ),
         )
         if tx.profile.new_member_keeps_no_timer_after_first_join and tx.members[mid].is_new:
             # 2.4: the session timer scheduled while the member is still new is satisfied at

@@ -47,6 +47,7 @@ from kgc.model.commands import (
     from_json,
     to_json,
 )
+from kgc.model.known_bugs import BugWorld
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"
@@ -178,6 +179,9 @@ class GroupState:
     outbox: tuple[Outgoing, ...] = ()  # sorted by request_id
     deferred: Deferred | None = None
     now_ms: float = 0.0
+    # Kafka met a bug the model knows by name here (``known_bugs.py``): a world that predicts
+    # nothing more, which the checker sets aside
+    known_bug: BugWorld | None = None
     _hash: int = field(default=0, init=False, compare=False, repr=False)
     # the earliest coordinator timer (deadline, kind, key), computed once; () = not computed yet
     _next_timer: tuple[float, int, str] | tuple[()] | None = field(
@@ -207,6 +211,7 @@ class GroupState:
                     self.outbox,
                     self.deferred,
                     self.now_ms,
+                    self.known_bug,
                 )
             )
             object.__setattr__(self, "_hash", h)
@@ -256,6 +261,7 @@ def with_outbox(state: GroupState, outbox: tuple[Outgoing, ...]) -> GroupState:
 # ------------------------------------------------------------------------------- serialisation
 
 _CLASSES: dict[str, type[Any]] = {
+    "BugWorld": BugWorld,
     "Member": Member,
     "PendingMember": PendingMember,
     "JoinTimer": JoinTimer,

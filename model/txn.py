@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from kgc.model.commands import NO_GENERATION, JoinGroupResponse, Response, member_name
+from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig, Profile
 from kgc.model.state import (
     CommittedOffset,
@@ -58,6 +59,7 @@ class Txn:
         "outbox",
         "deferred",
         "now_ms",
+        "known_bug",
         "_script",
         "_taken",
         "_arities",
@@ -91,6 +93,7 @@ class Txn:
         self.outbox: list[Outgoing] = list(s.outbox)
         self.deferred: Deferred | None = s.deferred
         self.now_ms = s.now_ms
+        self.known_bug: BugWorld | None = s.known_bug
         self._script = script
         self._taken: list[int] = []
         self._arities: list[int] = []
@@ -160,6 +163,15 @@ class Txn:
 
     # ------------------------------------------------------------------ freeze
     def freeze(self) -> GroupState:
+        if self.known_bug is not None:
+            # a bug world predicts nothing: no members, timers or answers owed (``known_bugs.py``)
+            return GroupState(
+                exists=self.exists,
+                issued_ids=self.issued_ids,
+                unrevealed=self.unrevealed,
+                now_ms=self.now_ms,
+                known_bug=self.known_bug,
+            )
         offsets = self.offsets
         if isinstance(offsets, dict):
             offsets = tuple(offsets[k] for k in sorted(offsets))

@@ -61,6 +61,9 @@ def _log(msg: str) -> None:
 # ---------------------------------------------------------------------------------- aggregation
 
 
+RECHECKED = ("pass", "divergence", "known-bug")  # re-check verdicts of a history the model read
+
+
 def aggregate(facts: Any) -> dict[str, Any]:
     """Every number the report shows, from a FACTS DataFrame (small results, collected)."""
     from pyspark.sql import functions as F
@@ -73,9 +76,10 @@ def aggregate(facts: Any) -> dict[str, Any]:
             F.sum(F.when(F.col("verdict") == "pass", 1).otherwise(0)).alias("pass"),
             F.sum(F.when(F.col("verdict") == "divergence", 1).otherwise(0)).alias("divergence"),
             F.sum(F.when(F.col("verdict") == "incomplete", 1).otherwise(0)).alias("incomplete"),
-            F.sum(
-                F.when(F.col("recheck_verdict").isin("pass", "divergence"), 1).otherwise(0)
-            ).alias("rechecked"),
+            F.sum(F.when(F.col("verdict") == "known-bug", 1).otherwise(0)).alias("known_bug"),
+            F.sum(F.when(F.col("recheck_verdict").isin(*RECHECKED), 1).otherwise(0)).alias(
+                "rechecked"
+            ),
             F.sum(F.when(F.col("agrees_with_recorded") == F.lit(False), 1).otherwise(0)).alias(
                 "recheck_disagrees"
             ),
@@ -555,6 +559,11 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
         f'<span class="good">{s["pass"]} pass</span>',
         f'<span class="{"bad" if s["divergence"] else "good"}">{s["divergence"]} divergence</span>',
         f"<span>{s['incomplete']} incomplete</span>",
+        *(
+            [f"<span>{s['known_bug']} stopped at a known Kafka bug</span>"]
+            if s["known_bug"]
+            else []
+        ),
         f'<span class="{"bad" if s["problems"] else ""}">{s["problems"]} unusable lines</span>',
         f"<span>re-check: {_e(s['recheck'])}</span>",
     ]
@@ -857,6 +866,7 @@ def build(
                 "pass": sum(t["pass"] for t in tg),
                 "divergence": sum(t["divergence"] for t in tg),
                 "incomplete": sum(t["incomplete"] for t in tg),
+                "known_bug": sum(t["known_bug"] for t in tg),
                 "problems": len(problems),
                 "recheck": (
                     f"{sum(t['rechecked'] for t in tg)} of {n_traces} histories re-checked with "
@@ -914,7 +924,8 @@ def run_args(args: argparse.Namespace) -> int:
     print(
         f"{s['traces']} traces: {s['pass']} pass, {s['divergence']} divergence "
         f"({data['divergence_group_count']} signatures), {s['incomplete']} incomplete, "
-        f"{s['problems']} unusable lines -> {Path(args.out).resolve() / 'report.html'}"
+        + (f"{s['known_bug']} at a known Kafka bug, " if s["known_bug"] else "")
+        + f"{s['problems']} unusable lines -> {Path(args.out).resolve() / 'report.html'}"
     )
     return 0
 

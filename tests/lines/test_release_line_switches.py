@@ -248,21 +248,6 @@ SCRIPTED = [
         ],
     ),
     (
-        # a static member alone, rejoining at v3 as the leader: 3.2 cannot write the answer
-        # listing it (UNSUPPORTED_VERSION), 3.3 leaves its instance id out (one member, so no
-        # other member's answer is lost; see docs/release-lines.md for what follows)
-        "join_response_instance_ids_ignorable",
-        "3.2.3",
-        "3.3.2",
-        [
-            _join("c1", version=5, instance="c1-instance"),
-            {"tick": 50},
-            _sync("c1", "c1-1", 1, ONLY_C1),
-            {"tick": 50},
-            _join("c1", "c1-1", version=3),
-        ],
-    ),
-    (
         # up to 3.2 a rejoin keeps the first join's 10 s session; 3.3 takes the rejoin's 1 s,
         # so after 1.5 s of silence the member is gone on 3.3 and still there on 3.2
         "rejoin_updates_timeouts",
@@ -353,3 +338,50 @@ def test_the_sync_deadline_starts_in_2_8(brokers, tmp_path) -> None:
     assert _replay(brokers("2.8.2"), _judged_by(trace, "2.8.2")) == "PASSES"
     flipped = _judged_by(trace, "2.7.2", flipped="sync_deadline", to="2.8.2")
     assert _replay(brokers("2.7.2"), flipped) == "FAILING"
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_an_unwritable_leader_answer_is_the_known_bug_before_3_3(brokers, tmp_path) -> None:
+    """``join_response_instance_ids_ignorable``: a static member alone in its group rejoins at v3,
+    so it leads and its answer must list itself. 3.3 writes the list (instance ids left out); up
+    to 3.2 the answer cannot be written, and what the broker does from there is the known bug
+    ``join-answered-twice`` (``model/known_bugs.py``). So 3.2's own rules stop judging at that very
+    join, where 3.2.3 answered UNSUPPORTED_VERSION, and 3.3's rules fail 3.2.3 there."""
+    from kgc.model import profile_for_version
+    from kgc.model.commands import JoinGroup, JoinGroupResponse
+    from kgc.model.history import Invoke, Receive
+
+    switch = "join_response_instance_ids_ignorable"
+    assert not getattr(profile_for_version("3.2.3"), switch)
+    assert getattr(profile_for_version("3.3.2"), switch)
+    trace = load(
+        _scripted(
+            tmp_path,
+            "unwritable-leader-answer.json",
+            [
+                _join("c1", version=5, instance="c1-instance"),
+                {"tick": 50},
+                _sync("c1", "c1-1", 1, ONLY_C1),
+                {"tick": 50},
+                _join("c1", "c1-1", version=3),
+                {"tick": 50},
+            ],
+        )
+    )
+    assert _replay(brokers("3.3.2"), _judged_by(trace, "3.3.2")) == "PASSES"
+    done = replay_with_own_client(brokers("3.2.3"), _judged_by(trace, "3.2.3"), client_id="kgc")
+    assert done.verdict == "KNOWN KAFKA BUG"
+    hit = done.engine.known_bug
+    assert hit is not None and hit.world.key == "join-answered-twice"
+    met = done.trace.events[hit.since]
+    assert isinstance(met, Invoke) and isinstance(met.command, JoinGroup)
+    assert met.command.version == 3
+    answer = next(
+        e.response
+        for e in done.trace.events
+        if isinstance(e, Receive) and e.request_id == met.request_id
+    )
+    assert isinstance(answer, JoinGroupResponse) and answer.error == "UNSUPPORTED_VERSION"
+    flipped = _judged_by(trace, "3.2.3", flipped=switch, to="3.3.2")
+    assert _replay(brokers("3.2.3"), flipped) == "FAILING"
