@@ -260,6 +260,8 @@ class EngineMachine(RuleBasedStateMachine):
                 # 100 ms: docs/design-notes.md, "Order at the broker".
                 self._run(Tick(ms=SETTLE_MS))
                 self._last_sender = command.client
+                if self.failed_check is not None:
+                    return None  # the wait itself ended the example
         ctx = self.context
         if isinstance(command, Tick):
             ctx.ticks += 1
