@@ -14,7 +14,9 @@ planted variant stays in force). A replay that errors (e.g. a command naming a m
 created) counts as "does not fail". Bounded by ``budget_s``; the result is always a trace that was
 really observed to fail, twice: the shortest sequence is replayed once more and kept only if it
 fails again the same way (else the next shorter accepted one, up to ``VERIFY_TRIES``; else the trace
-as Hypothesis left it).
+as Hypothesis left it). Passes repeat until one deletes nothing, so a sequence kept within the
+budget is 1-minimal: removing any one command loses the failure (``manifest["minimal"]`` says
+``1-minimal``, or ``budget`` when time ran out first).
 """
 
 from __future__ import annotations
@@ -79,22 +81,33 @@ def minimize(
     best = list(trace.commands)
     kept: list[list[Any]] = []  # each accepted deletion's sequence, shortest last
     end = time.monotonic() + budget_s
-    i = len(best) - 1
-    while i >= 0 and time.monotonic() < end:
-        candidate = best[:i] + best[i + 1 :]
-        if candidate and attempt(candidate) is not None:
-            best = candidate
-            kept.append(candidate)
-        i -= 1
+    # passes from the last command to the first until one deletes nothing: then the sequence is
+    # 1-minimal (no single command can go), unless the budget ran out first
+    minimal = False
+    while not minimal and time.monotonic() < end:
+        minimal = True
+        i = len(best) - 1
+        while i >= 0 and time.monotonic() < end:
+            candidate = best[:i] + best[i + 1 :]
+            if candidate and attempt(candidate) is not None:
+                best = candidate
+                kept.append(candidate)
+                minimal = False
+            i -= 1
+        if time.monotonic() >= end and i >= 0:
+            minimal = False  # the pass did not finish
     # A replay can fail by accident (the engine stalled on a loaded machine and so read an answer
     # it would not have waited for): keep only a sequence that fails again on a fresh group,
     # trying the shortest first and backing off to longer ones.
     best_run: tuple[Engine, str] | None = None
-    for candidate in reversed(kept[-VERIFY_TRIES:]):
+    for n, candidate in enumerate(reversed(kept[-VERIFY_TRIES:])):
         best_run = attempt(candidate)
         if best_run is not None:
+            minimal = minimal and n == 0  # a longer fallback is not the 1-minimal one
             break
     if best_run is None:
+        if minimal and not kept:  # no single command could go from the trace as it was
+            return _marked(trace, "1-minimal")
         return trace
     engine, group_id = best_run
     fresh = new_manifest(
@@ -108,6 +121,16 @@ def minimize(
     )
     manifest = {**trace.manifest, **{k: fresh[k] for k in ("trace_id", "created_at", "group_id")}}
     manifest["minimized_from"] = trace.manifest.get("trace_id")
+    manifest["minimal"] = "1-minimal" if minimal else "budget"
     return Trace(
         manifest=manifest, events=engine.events, extras=engine.extras, result=result_of(engine)
+    )
+
+
+def _marked(trace: Trace, minimal: str) -> Trace:
+    return Trace(
+        manifest={**trace.manifest, "minimal": minimal},
+        events=trace.events,
+        extras=trace.extras,
+        result=trace.result,
     )

@@ -49,6 +49,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.control import current_build_context
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
+from kgc.conformance.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
 from kgc.conformance.errors import KgcError
 from kgc.conformance.minimize import minimize
 from kgc.engine.loop import EngineConfig
@@ -217,10 +218,10 @@ def run_suite(
     on_example: Callable[[GroupMachine], None] | None = None,
     database: Any = None,
     group_prefix: str = "kgc-",
-    shrink_budget_s: float | None = None,
+    shrink_budget_s: float | None = SHRINK_BUDGET_S,
     record_dir: str | Path | None = None,
     reuse_connections: bool = True,
-    minimize_budget_s: float | None = None,
+    minimize_budget_s: float | None = MINIMIZE_BUDGET_S,
     workload: Callable[[Cluster, dict[str, Any]], Workload] | None = None,
     search_settings: settings | None = None,
     example_traces: list[Trace] | None = None,

@@ -19,6 +19,7 @@ from typing import Any
 
 from kgc.cli import UserError
 from kgc.cli_replay import LAUNCHABLE
+from kgc.conformance.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,6 +45,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default=None,
         help="also write every executed example's trace into DIR (a corpus for kgc report)",
+    )
+    p.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=SHRINK_BUDGET_S,
+        metavar="S",
+        help=f"seconds Hypothesis may spend shrinking a failure (default {SHRINK_BUDGET_S:.0f})",
+    )
+    p.add_argument(
+        "--minimize-budget",
+        type=float,
+        default=MINIMIZE_BUDGET_S,
+        metavar="S",
+        help="then seconds for deleting commands one at a time until none can go (1-minimal; "
+        f"default {MINIMIZE_BUDGET_S:.0f}, 0: off)",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument(
@@ -115,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
             record_dir=args.record,
             broker_config=given,
             protocol=args.protocol,
+            shrink_budget_s=args.shrink_budget,
+            minimize_budget_s=args.minimize_budget or None,
         )
         progress.done()
         ended = broker.ended() if hasattr(broker, "ended") else None
@@ -298,7 +316,7 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         lines.append("")
         lines.append(result.message)
         for path in result.saved:
-            lines.append(f"saved: {path}")
+            lines.append(f"saved: {path}{_minimal_note(path)}")
             if args.bootstrap_server:
                 where = f"--bootstrap-server {args.bootstrap_server}"
             elif args.implementation not in (None, "apache-kafka"):
@@ -314,6 +332,21 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
     else:
         lines.append("  verdict      PASS: every response was one the model allows")
     return "\n".join(lines)
+
+
+def _minimal_note(path: Any) -> str:
+    """How far the saved trace was minimised (``conformance/minimize.py``)."""
+    from kgc.engine.traces import TraceError, load
+
+    try:
+        minimal = load(path).manifest.get("minimal")
+    except (TraceError, OSError):
+        return ""
+    if minimal == "1-minimal":
+        return " (1-minimal: without any one of its commands it no longer fails)"
+    if minimal == "budget":
+        return " (minimised until --minimize-budget ran out; maybe not 1-minimal)"
+    return ""
 
 
 def known_bug_lines(result: Any, *, indent: str) -> list[str]:

@@ -160,3 +160,37 @@ def test_the_engine_counts_the_waits_for_a_busy_client() -> None:
     ticked = Engine(_KafkaLike("kgc-min-tick"), build(RECORD, "kgc-min-tick"))
     ticked.run([join("c2"), join("c1"), Tick(ms=1100), DescribeGroups(client="c1", version=0)])
     assert ticked.drains == 0
+
+
+def test_a_trace_minimised_within_its_budget_is_1_minimal() -> None:
+    # the pass repeats until a whole pass deletes nothing: then no single command can go. Checked
+    # here from the outside, deleting each command of the result in turn
+    with broken(VARIANT):
+        commands = _failing_commands()
+        pad = [DescribeGroups(client="c9", version=0), Tick(ms=50)]
+        failing = _run(pad + commands, "kgc-min-1")
+        want = diverging_request(
+            failing.events, failing.events[failing.result["divergence"]["index"]]
+        )
+        small = minimize(
+            failing,
+            open_target=_KafkaLike,
+            model_factory=lambda gid: build(RECORD, gid),
+            budget_s=300,
+        )
+        assert small.manifest["minimal"] == "1-minimal"
+        kept = list(small.commands)
+        for i in range(len(kept)):
+            shorter = kept[:i] + kept[i + 1 :]
+            group_id = f"kgc-min-1-without-{i}"
+            engine = Engine(_KafkaLike(group_id), build(RECORD, group_id), checker_config=CHECKER)
+            try:
+                engine.run(shorter, stop_at_divergence=True)
+            except Exception:  # noqa: BLE001 - a sequence that cannot run does not fail
+                continue
+            still = (
+                engine.divergence is not None
+                and not engine.drains
+                and diverging_request(engine.events, engine.divergence.event) == want
+            )
+            assert not still, f"command {i} ({kept[i].type}) could go: not 1-minimal"
