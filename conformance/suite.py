@@ -129,6 +129,9 @@ class SuiteResult:
     # first such example's trace of each, saved unshrunk (they are not failures)
     known_bugs: dict[str, int] = field(default_factory=dict)
     known_bug_saved: list[Path] = field(default_factory=list)
+    # with ``kgc check --workers N`` (``conformance/workers.py``): each worker's seed, examples,
+    # requests, wall time and failure; empty for a single search
+    workers: list[dict[str, Any]] = field(default_factory=list)
     record_error: str | None = None  # recording stopped at this error (the run went on)
 
     @property

@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, str] = {
     "broker": "kgc.conformance.bench_broker:run",
     "model": "kgc.bench_model:run",
     "check": "kgc.conformance.bench_check:run",
+    "workers": "kgc.conformance.bench_workers:run",
     "timing": "kgc.conformance.timing:run",
     "reorder": "kgc.conformance.reorder:run",
     "z3": "kgc.properties.bench_z3:run",

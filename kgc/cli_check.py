@@ -61,6 +61,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="then seconds for deleting commands one at a time until none can go (1-minimal; "
         f"default {MINIMIZE_BUDGET_S:.0f}, 0: off)",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N independent searches at once against the one broker, seeds SEED..SEED+N-1, "
+        "their coverage and failures merged (default 1)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument(
         "--broker-config",
@@ -101,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"unknown profile {args.profile!r}; choose one of {', '.join(SEARCH_PROFILES)}"
         )
+    if args.workers < 1:
+        raise UserError(f"--workers must be at least 1, not {args.workers}")
     given = _broker_config(args.broker_config)
     rules = _rules(args.rules)
     if args.kafka_version:
@@ -121,19 +131,24 @@ def run(args: argparse.Namespace) -> int:
             description["name"] = args.name
         progress = _Progress(SEARCH_PROFILES[args.profile]["max_examples"])
         print(f"kgc check: {_target_line(description)}, profile {args.profile}", file=sys.stderr)
-        result = run_suite(
-            bootstrap_servers=broker.bootstrap_servers,
-            description=description,
-            profile=args.profile,
-            seed=args.seed,
-            traces_dir=args.traces,
-            on_example=progress.tick,
-            record_dir=args.record,
-            broker_config=given,
-            protocol=args.protocol,
-            shrink_budget_s=args.shrink_budget,
-            minimize_budget_s=args.minimize_budget or None,
-        )
+        suite_args: dict[str, Any] = {
+            "bootstrap_servers": broker.bootstrap_servers,
+            "description": description,
+            "profile": args.profile,
+            "traces_dir": args.traces,
+            "record_dir": args.record,
+            "broker_config": given,
+            "protocol": args.protocol,
+            "shrink_budget_s": args.shrink_budget,
+            "minimize_budget_s": args.minimize_budget or None,
+        }
+        if args.workers > 1:
+            from kgc.conformance.workers import run_workers
+
+            print(f"kgc check: {args.workers} searches at once", file=sys.stderr)
+            result = run_workers(args.workers, seed=args.seed, **suite_args)
+        else:
+            result = run_suite(seed=args.seed, on_example=progress.tick, **suite_args)
         progress.done()
         ended = broker.ended() if hasattr(broker, "ended") else None
         if ended:  # a launched broker died under the search: say how, in its own words
@@ -237,14 +252,16 @@ def _rules_line(d: dict) -> str:
 def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
     from kgc.properties.machine import SESSION_TIMEOUTS_MS
 
-    busy_s = result.wall_s - result.tick_ms / 1000
+    # time spent outside ticks; with workers, summed over them (their ticks are summed too)
+    spent = sum(w["wall_s"] for w in result.workers) if result.workers else result.wall_s
+    busy_s = spent - result.tick_ms / 1000
     busy_rate = f"{result.commands / busy_s:.1f}" if busy_s > 0.05 else "n/a"
     lines = [
         "",
         "kgc check — summary",
         f"  target       {_target_line(result.target)}",
         f"  judged by    {_rules_line(result.target)}",
-        f"  profile      {result.profile} (seed {result.seed})",
+        f"  profile      {result.profile} ({_seeds(result)})",
         f"  examples     {result.examples}",
         f"  commands     {result.commands} requests + {result.ticks} ticks "
         f"in {result.wall_s:.1f} s ({busy_rate} requests/s outside ticks)",
@@ -256,7 +273,7 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
             else "leader assignments"
         )
         + " checked with Z3",
-        f"  divergences  {0 if result.ok else 1}" + ("" if result.ok else f" ({result.failure})"),
+        f"  divergences  {_failed(result)}" + ("" if result.ok else f" ({result.failure})"),
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]
@@ -332,6 +349,20 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
     else:
         lines.append("  verdict      PASS: every response was one the model allows")
     return "\n".join(lines)
+
+
+def _failed(result: Any) -> int:
+    """Searches that failed: this one, or each worker's (``--workers``)."""
+    if result.workers:
+        return sum(1 for w in result.workers if w["failure"])
+    return 0 if result.ok else 1
+
+
+def _seeds(result: Any) -> str:
+    if not result.workers:
+        return f"seed {result.seed}"
+    seeds = [w["seed"] for w in result.workers]
+    return f"{len(seeds)} workers, seeds {seeds[0]}..{seeds[-1]}"
 
 
 def _minimal_note(path: Any) -> str:
