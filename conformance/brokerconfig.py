@@ -15,6 +15,7 @@ from typing import Any
 
 from kafka.protocol.admin.configs import DescribeConfigsRequest, DescribeConfigsResponse
 from kgc.conformance.client import ClientError, Cluster, error_name, join_group
+from kgc.conformance.errors import KgcError
 from kgc.engine.registry import CONSUMER_SETTINGS, SETTINGS
 from kgc.model.consumer_group import ConsumerGroupConfig
 from kgc.model.errors import INVALID_SESSION_TIMEOUT, MEMBER_ID_REQUIRED, NONE
@@ -46,6 +47,11 @@ class BrokerConfigUnreadable(Exception):
     pass
 
 
+class BrokerFactsDisagree(KgcError):
+    """What the broker's settings say (read, or given with ``--broker-config``) contradicts what
+    it shows (its ``__consumer_offsets`` partitions in Metadata)."""
+
+
 def group_settings(cluster: Cluster, node_id: int | None = None) -> dict[str, int]:
     """The group-related settings of one broker (the first one if ``node_id`` is None)."""
     if node_id is None:
@@ -63,7 +69,16 @@ def group_settings(cluster: Cluster, node_id: int | None = None) -> dict[str, in
         include_synonyms=False,
         include_documentation=False,
     )
-    resp: DescribeConfigsResponse = conn.request(req)
+    out = _settings_in(conn.request(req), node_id)
+    if not out:
+        # Kafka 2.7.0 answers a request naming two or more keys with none of them (KAFKA-12235,
+        # fixed in 2.7.1): ask for every setting and pick ours
+        req.resources[0].configuration_keys = None
+        out = _settings_in(conn.request(req), node_id)
+    return out
+
+
+def _settings_in(resp: DescribeConfigsResponse, node_id: int) -> dict[str, int]:
     out: dict[str, int] = {}
     for result in resp.results:
         if result.error_code != 0:
@@ -154,8 +169,10 @@ def probe_session_bounds(cluster: Cluster) -> tuple[int, int] | None:
 def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, Any]:
     """What the model needs to know, as one JSON-ready dict for the trace manifest's ``target``,
     with where each fact came from (``fact_sources``): ``given`` (``--broker-config``), ``read``
-    (DescribeConfigs), ``probed`` (asked with requests: the session-timeout bounds), ``assumed``
-    (Kafka's default: nothing else said) — never a silent guess. ``notes`` says what could not be
+    (DescribeConfigs), ``probed`` (asked with requests: the session-timeout bounds), ``metadata``
+    (``offsets.topic.num.partitions`` counted in Metadata when nothing said it), ``assumed``
+    (Kafka's default: nothing else said) — never a silent guess; a read or given partition count
+    that Metadata contradicts is :class:`BrokerFactsDisagree`. ``notes`` says what could not be
     had and what was switched off for it (a broker with no ``__consumer_offsets`` in Metadata:
     coordinators are found with FindCoordinator only, and where a group lives is not checked)."""
     given = dict(given or {})
@@ -198,6 +215,20 @@ def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, An
             f"no __consumer_offsets metadata ({exc}): coordinators found with FindCoordinator "
             "only; which node coordinates a group is not checked"
         )
+    key = "offsets.topic.num.partitions"
+    if leaders is not None and config[key] != len(leaders):
+        if sources[key] == "assumed":  # the topic itself says how many partitions it has
+            config[key], sources[key] = len(leaders), "metadata"
+        else:
+            raise BrokerFactsDisagree(
+                f"{key} is {config[key]} ({sources[key]}), but the broker's __consumer_offsets "
+                f"has {len(leaders)} partitions in Metadata; "
+                + (
+                    "give the right value with --broker-config"
+                    if sources[key] == "given"
+                    else "the broker contradicts itself"
+                )
+            )
     return {
         "group_config": config,
         "fact_sources": sources,

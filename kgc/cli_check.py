@@ -310,7 +310,8 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
     config = result.target.get("group_config") or {}
     if sources:
         lines.append("  broker facts (read: DescribeConfigs, probed: asked with requests, given:")
-        lines.append("               --broker-config, assumed: Kafka's default, nothing said)")
+        lines.append("               --broker-config, metadata: counted in Metadata, assumed:")
+        lines.append("               Kafka's default, nothing said)")
         for key in sorted(sources):
             lines.append(f"    {key} = {config.get(key)} ({sources[key]})")
     for note in result.target.get("fact_notes") or ():
