@@ -132,6 +132,7 @@ class SuiteResult:
     # with ``kgc check --workers N`` (``conformance/workers.py``): each worker's seed, examples,
     # requests, wall time and failure; empty for a single search
     workers: list[dict[str, Any]] = field(default_factory=list)
+    first_failure_s: float | None = None  # search start to the first failure seen (then: shrink)
     record_error: str | None = None  # recording stopped at this error (the run went on)
 
     @property
@@ -405,6 +406,8 @@ def run_suite(
             result.assignment_checks = ctx.assignment_checks
             result.tick_ms = ctx.tick_ms
             result.known_bugs = dict(ctx.known_bugs)
+            if ctx.first_failure_at is not None:
+                result.first_failure_s = ctx.first_failure_at - start
             if driven.nemesis is not None:
                 driven.nemesis.heal()
         for key in sorted(known):

@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, str] = {
     "model": "kgc.bench_model:run",
     "check": "kgc.conformance.bench_check:run",
     "workers": "kgc.conformance.bench_workers:run",
+    "mutants": "kgc.conformance.bench_mutants:run",
     "timing": "kgc.conformance.timing:run",
     "reorder": "kgc.conformance.reorder:run",
     "z3": "kgc.properties.bench_z3:run",
