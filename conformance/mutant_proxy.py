@@ -91,6 +91,7 @@ class MutantProxy:
     mutant: Mutant | None = None
     host: str = "127.0.0.1"
     mutated: int = 0  # answers the mutant changed, dropped or delayed
+    answers: int = 0  # answers that came through (to show that the clients used the proxy)
     _listener: socket.socket = field(init=False)
     _stop: threading.Event = field(init=False, default_factory=threading.Event)
     _memory: dict[str, Any] = field(init=False, default_factory=dict)
@@ -158,6 +159,7 @@ class MutantProxy:
         while (frame := _read_frame(broker)) is not None:
             (correlation,) = struct.unpack_from(">i", frame, 0)
             key, version = pending.pop(correlation, (-1, -1))
+            self.answers += 1
             out = self._change(key, version, correlation, frame)
             if out is None:
                 continue
