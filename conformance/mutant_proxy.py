@@ -4,7 +4,7 @@ Role: the mutation benchmark (``kgc bench mutants``, issue "Search power"). The 
 is pointed at the proxy as at any broker (``--bootstrap-server``); the proxy forwards every request
 to a real single-node broker unchanged and hands the answers back, except where its *mutant* says
 otherwise: an error swapped for another, a member missing from a list, a generation that slipped,
-an answer dropped or held back past a timer. A search that reports a divergence has *killed* the
+an answer dropped. A search that reports a divergence has *killed* the
 mutant. Nothing here claims that any broker conforms: the mutants are broken on purpose, and the
 proxy without one (``mutant=None``) must pass, which the tests check.
 
@@ -24,7 +24,6 @@ import contextlib
 import socket
 import struct
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,26 +60,18 @@ API_VERSIONS_KEY = 18
 DROP = object()  # a mutant's verdict: this answer never reaches the client
 
 
-@dataclass(frozen=True, slots=True)
-class Delay:
-    """A mutant's verdict: deliver ``response`` (the decoded answer) ``seconds`` late."""
-
-    seconds: float
-    response: Any
-
-
 Rewrite = Callable[[Any, int, dict[str, Any]], Any]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Mutant:
     """One broker bug: ``rewrite(response, version, memory)`` gets each decoded answer of ``api``
-    and returns None (unchanged), the answer to send instead, :data:`DROP` or :class:`Delay`.
+    and returns None (unchanged), the answer to send instead, :data:`DROP`.
     ``memory`` is the mutant's own dict, for counting."""
 
     name: str
     api: str
-    kind: str  # wrong error | missing member | generation slip | dropped answer | late timer | …
+    kind: str  # wrong error | missing member | generation slip | dropped answer | …
     what: str
     rewrite: Rewrite
 
@@ -90,7 +81,7 @@ class MutantProxy:
     upstream: str  # host:port of the broker's single node
     mutant: Mutant | None = None
     host: str = "127.0.0.1"
-    mutated: int = 0  # answers the mutant changed, dropped or delayed
+    mutated: int = 0  # answers the mutant changed or dropped
     answers: int = 0  # answers that came through (to show that the clients used the proxy)
     _listener: socket.socket = field(init=False)
     _stop: threading.Event = field(init=False, default_factory=threading.Event)
@@ -192,11 +183,7 @@ class MutantProxy:
             if verdict is DROP:
                 self.mutated += 1
                 return None
-            if isinstance(verdict, Delay):
-                self.mutated += 1
-                time.sleep(verdict.seconds)  # this connection's only answer in flight
-                response = verdict.response
-            elif verdict is not None:
+            if verdict is not None:
                 self.mutated += 1
                 response = verdict
         return _encode(cls, response, version, correlation)

@@ -5,8 +5,14 @@ in front of a real broker and runs the default search against it; a divergence k
 They span every request type the classic suite sends but FindCoordinator (the suite's own
 discovery retries its errors, so a broken FindCoordinator breaks the harness, not a check), and
 the kinds of bug a group coordinator has: wrong errors (one error answered as another, or as
-success), members missing from a list, generations that slip, assignments lost, answers dropped,
-and answers held back past a timer (a late timer, as the client sees it).
+success), members missing from a list, generations that slip, assignments and offsets lost,
+answers dropped.
+
+Not here: an answer merely held back. Measured with two such mutants (every second successful
+JoinGroup, and every successful SyncGroup, answered 1.5 s late): the search survived both, and it
+should, since a late answer is what a slow network does and the checker allows any answer up to
+``latency_bound_ms`` (3 s) after the model emitted it. A broker whose *timers* run late or early
+decides differently, which a proxy that only rewrites answers cannot imitate.
 
 Each mutant changes answers only where its bug applies (an error swapped only where the broker
 gave that error), so a search that never provokes the situation cannot kill it: the share killed
@@ -18,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kgc.conformance.mutant_proxy import DROP, Delay, Mutant
+from kgc.conformance.mutant_proxy import DROP, Mutant
 from kgc.model.errors import CODES
 
 NONE = CODES["NONE"]
@@ -28,7 +34,6 @@ REBALANCE_IN_PROGRESS = CODES["REBALANCE_IN_PROGRESS"]
 MEMBER_ID_REQUIRED = CODES["MEMBER_ID_REQUIRED"]
 FENCED_INSTANCE_ID = CODES["FENCED_INSTANCE_ID"]
 INCONSISTENT_GROUP_PROTOCOL = CODES["INCONSISTENT_GROUP_PROTOCOL"]
-LATE_S = 1.5  # a held-back answer: past the suite's 1 s sessions, inside its hang timeout
 
 
 def _swap(frm: int, to: int) -> Callable[[Any, int, dict[str, Any]], Any]:
@@ -184,9 +189,6 @@ MUTANTS: tuple[Mutant, ...] = (
        _swap(INCONSISTENT_GROUP_PROTOCOL, NONE)),
     _m("join-answer-dropped", "JoinGroup", "dropped answer",
        "every third successful join is never answered", _every(3, _succeeded, lambda r: DROP)),
-    _m("join-late", "JoinGroup", "late timer",
-       f"every second successful join is answered {LATE_S} s late",
-       _every(2, _succeeded, lambda r: Delay(LATE_S, r))),
     # SyncGroup
     _m("sync-assignment-lost", "SyncGroup", "lost assignment",
        "a member's assignment comes back empty", _assignment_lost),
@@ -197,9 +199,6 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("sync-unknown-as-illegal-generation", "SyncGroup", "wrong error",
        "UNKNOWN_MEMBER_ID answered as ILLEGAL_GENERATION",
        _swap(UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)),
-    _m("sync-late", "SyncGroup", "late timer",
-       f"every successful sync is answered {LATE_S} s late",
-       _every(1, _succeeded, lambda r: Delay(LATE_S, r))),
     # Heartbeat
     _m("heartbeat-never-rebalancing", "Heartbeat", "wrong error",
        "REBALANCE_IN_PROGRESS answered as NONE: members never learn of a rebalance",
