@@ -34,6 +34,7 @@ from hypothesis.stateful import (
 )
 from kgc.engine.coverage import cells_of
 from kgc.engine.loop import Engine, EngineConfig, StepResult
+from kgc.engine.registry import REORDER_WINDOW_MS
 from kgc.engine.target import ModelTarget, Target, TargetError
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
@@ -563,7 +564,7 @@ class GroupMachine(EngineMachine):
             st.lists(clients, min_size=2, max_size=MAX_CLIENTS, unique=True),
             VERSION_INDEX,
             st.booleans(),
-            st.sampled_from(("reconfigure", "stay")),
+            st.sampled_from(("reconfigure", "stay", "use")),
         )
     )
     def form_group(self, plan: tuple[list[str], int, bool, str]) -> None:
@@ -572,7 +573,15 @@ class GroupMachine(EngineMachine):
         them wait in the join phase, the others rejoin; then, if ``stable``, the leader and then
         every follower sync. With ``then="reconfigure"`` the last listed member then rejoins
         with one more protocol (a rolling reconfiguration that has reached one consumer: see
-        ``rejoin``), so the group rebalances while the others do not rejoin yet.
+        ``rejoin``), so the group rebalances while the others do not rejoin yet, and learn of it
+        from their heartbeats (REBALANCE_IN_PROGRESS: sent once the reorder window has passed,
+        so the model cannot take them as handled before the rejoin). With ``then="use"`` the
+        group is put to work in whatever state it reached (Stable, or CompletingRebalance
+        without the syncs):
+        every member heartbeats, the first commits an offset and reads it back, the last
+        describes the group. Measured (``kgc bench mutants``, seed 1): without these, a broker
+        whose Heartbeat never says REBALANCE_IN_PROGRESS, one that names Stable
+        CompletingRebalance, and one that loses committed offsets all passed the default search.
 
         Each request is a recorded command of its own, so the trace replays and shrinks like
         any other; only the drawing is done once. Without this rule a group of two in a known
@@ -605,6 +614,40 @@ class GroupMachine(EngineMachine):
                     self._sync(c, version=sync_version, stale=False)
         if then == "reconfigure":
             self._rejoin(names[-1], version, "add")
+            # past the reorder window, so the heartbeats cannot have come before the rejoin
+            self._run(Tick(ms=int(REORDER_WINDOW_MS) + 50))
+            for c in names[:-1]:
+                self._heartbeat_if_idle(c, vi)
+        elif then == "use":
+            self._use(names, vi)
+
+    def _heartbeat_if_idle(self, client: str, vi: int) -> None:
+        v = self.views[client]
+        if self._idle(client) and v.member_id:
+            version = self.context.version("Heartbeat", vi)
+            self._run(v.heartbeat(version=version, generation="current"))
+
+    def _use(self, names: list[str], vi: int) -> None:
+        """``form_group``'s ``use``: heartbeats, a commit read back, a describe (docstring)."""
+        for c in names:
+            self._heartbeat_if_idle(c, vi)
+        first, last = names[0], names[-1]
+        if self._idle(first) and self.views[first].member_id:
+            offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=vi + 1),)
+            version = self.context.version("OffsetCommit", vi)
+            self._run(
+                self.views[first].offset_commit(
+                    version=version, offsets=offsets, generation="current"
+                )
+            )
+        if self._idle(first):
+            version = self.context.version("OffsetFetch", vi)
+            partitions = (TopicPartition(topic=self.topic, partition=0),)
+            self._run(self.views[first].offset_fetch(version=version, partitions=partitions))
+        if self._idle(last):
+            self._run(
+                self.views[last].describe_groups(version=self.context.version("DescribeGroups", vi))
+            )
 
     @rule(client=clients, vi=VERSION_INDEX, change=st.sampled_from(PROTOCOL_CHANGES))
     def rejoin(self, client: str, vi: int, change: str) -> None:
