@@ -137,7 +137,7 @@ class MutantProxy:
                 threading.Thread(target=target, args=args, daemon=True).start()
 
     def _requests(self, client: socket.socket, broker: socket.socket, pending: dict) -> None:
-        while (frame := _read_frame(client)) is not None:
+        while (frame := read_frame(client)) is not None:
             key, version, correlation = struct.unpack_from(">hhi", frame, 0)
             pending[correlation] = (key, version)
             try:
@@ -147,7 +147,7 @@ class MutantProxy:
         _close(client, broker)
 
     def _answers(self, broker: socket.socket, client: socket.socket, pending: dict) -> None:
-        while (frame := _read_frame(broker)) is not None:
+        while (frame := read_frame(broker)) is not None:
             (correlation,) = struct.unpack_from(">i", frame, 0)
             key, version = pending.pop(correlation, (-1, -1))
             self.answers += 1
@@ -200,15 +200,17 @@ def _encode(cls: Any, response: Any, version: int, correlation: int) -> bytes:
     return header + body
 
 
-def _read_frame(sock: socket.socket) -> bytes | None:
-    head = _recv(sock, 4)
+def read_frame(sock: socket.socket) -> bytes | None:
+    """One size-prefixed Kafka frame's payload, or None once ``sock`` is closed."""
+    head = recv_exact(sock, 4)
     if head is None:
         return None
     (size,) = struct.unpack(">i", head)
-    return _recv(sock, size)
+    return recv_exact(sock, size)
 
 
-def _recv(sock: socket.socket, n: int) -> bytes | None:
+def recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    """Exactly ``n`` bytes from ``sock``, or None once it is closed or fails."""
     buf = bytearray()
     while len(buf) < n:
         try:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka.protocol.metadata import ApiVersionsResponse, MetadataResponse
+from kgc.conformance.mutant_proxy import recv_exact
 
 CLOSE = "close"  # close the connection instead of answering
 GARBAGE = b"\x00\x07garbage"  # a body no response class decodes
@@ -71,10 +72,10 @@ class FakeBroker:
     def _serve(self, conn: socket.socket) -> None:
         with conn:
             while True:
-                head = _recv(conn, 4)
+                head = recv_exact(conn, 4)
                 if head is None:
                     return
-                frame = _recv(conn, struct.unpack(">i", head)[0])
+                frame = recv_exact(conn, struct.unpack(">i", head)[0])
                 if frame is None:
                     return
                 api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
@@ -116,16 +117,3 @@ def metadata_body(port: int, version: int) -> bytes:
         throttle_time_ms=0, brokers=[broker], cluster_id="fake", controller_id=1, topics=[]
     )
     return bytes(response.encode(version=version))
-
-
-def _recv(conn: socket.socket, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        try:
-            chunk = conn.recv(n - len(buf))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)

@@ -18,6 +18,7 @@ import pytest
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse, JoinGroupRequest
 from kafka.protocol.metadata.api_versions import ApiVersionsResponse
 from kgc.conformance import client as kc
+from kgc.conformance.mutant_proxy import recv_exact
 
 HEARTBEAT = 12
 JOIN_GROUP = 11
@@ -51,11 +52,11 @@ class FakeBroker:
     def _serve(self, sock: socket.socket) -> None:
         with sock:
             while True:
-                head = _recv_exact(sock, 4)
+                head = recv_exact(sock, 4)
                 if head is None:
                     return
                 (size,) = struct.unpack(">i", head)
-                body = _recv_exact(sock, size)
+                body = recv_exact(sock, size)
                 if body is None:
                     return
                 api_key, version, correlation_id = struct.unpack_from(">hhi", body, 0)
@@ -118,19 +119,6 @@ class Request:
     def hang_up(self) -> None:
         self.sock.shutdown(socket.SHUT_RDWR)
         self._done.set()
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    buf = b""
-    while len(buf) < n:
-        try:
-            chunk = sock.recv(n - len(buf))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
 
 
 @pytest.fixture
