@@ -59,7 +59,7 @@ def test_a_recorded_divergence_the_model_does_not_make_again_is_fixed() -> None:
 )
 def test_verdict_against_the_recorded_one(recorded, diverges, expected) -> None:  # noqa: ANN001
     trace = Trace(manifest={}, events=[], result={} if recorded is None else {"verdict": recorded})
-    engine = SimpleNamespace(divergence=object() if diverges else None)
+    engine = SimpleNamespace(divergence=object() if diverges else None, known_bug=None)
     assert verdict(trace, engine) == expected  # type: ignore[arg-type]
 
 
