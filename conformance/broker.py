@@ -101,6 +101,9 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
         "default.replication.factor": "1",
         "num.partitions": "1",
         "auto.create.topics.enable": "true",
+        # below the classic search's largest group (``engine/coverage.py`` LARGEST_GROUP), so
+        # GROUP_MAX_SIZE_REACHED is reached; no other test runs a larger classic group
+        "group.max.size": "3",
     }
     if int(version.split(".")[0]) >= 4:
         cfg["share.coordinator.state.topic.replication.factor"] = str(nodes)

@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 
 SEARCH_PROFILES: dict[str, dict[str, Any]] = {
     # fast enough for every CI run; still reaches every group state
-    "ci": {"max_examples": 12, "stateful_step_count": 24},
+    "ci": {"max_examples": 24, "stateful_step_count": 24},
     # for a release or a new implementation: longer sequences, many more examples
     "thorough": {"max_examples": 200, "stateful_step_count": 60},
     # a smoke run

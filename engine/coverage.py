@@ -60,9 +60,11 @@ ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
         "ILLEGAL_GENERATION",
         "REBALANCE_IN_PROGRESS",
         "FENCED_INSTANCE_ID",
+        "OFFSET_METADATA_TOO_LARGE",
+        "GROUP_ID_NOT_FOUND",
     ),
     "OffsetFetch": ("NONE",),
-    "DescribeGroups": ("NONE",),
+    "DescribeGroups": ("NONE", "GROUP_ID_NOT_FOUND"),
     "FindCoordinator": ("NONE", "COORDINATOR_NOT_AVAILABLE"),
 }
 
@@ -110,13 +112,21 @@ for _state in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"):
         "only when a consumer-protocol (KIP-848) member converts the group; the suite is classic"
     )
 
-# Cells reachable only with a broker setting or a fault the differential suite's run does not
-# use: counted in the universe (Kafka can give them), listed so a quiet run is read right.
-NEEDS_SETUP: dict[tuple[str, str, str], str] = {
-    **{
-        (s, "JoinGroup", "GROUP_MAX_SIZE_REACHED"): "group.max.size below the suite's group sizes"
-        for s in ("PreparingRebalance", "CompletingRebalance", "Stable")
-    },
+IMPOSSIBLE_BY_RULE[("CompletingRebalance", "OffsetCommit", "OFFSET_METADATA_TOO_LARGE")] = (
+    "a valid member's commit is REBALANCE_IN_PROGRESS before any partition is looked at "
+    "(model/offsets.py rule 2)"
+)
+for _state in ("PreparingRebalance", "CompletingRebalance", "Stable"):
+    for _request in ("OffsetCommit", "DescribeGroups"):
+        IMPOSSIBLE_BY_RULE[(_state, _request, "GROUP_ID_NOT_FOUND")] = (
+            "the group exists (only a missing group, which the model calls Empty, is "
+            "GROUP_ID_NOT_FOUND)"
+        )
+
+# Cells only a fault gives (a coordinator without a leader, or loading the group): the
+# differential run never injects one, so they are not in its universe; the fault suite
+# (``conformance/fault_suite.py``) reaches them. A history that reaches one is not "outside".
+FAULT_ONLY: dict[Cell, str] = {
     **{
         (s, "FindCoordinator", "COORDINATOR_NOT_AVAILABLE"): "a coordinator without a leader "
         "(fault injection)"
@@ -132,6 +142,35 @@ NEEDS_SETUP: dict[tuple[str, str, str], str] = {
         "group (fault injection)"
         for s in ("Empty", "Stable")
     },
+}
+for _cell in FAULT_ONLY:
+    IMPOSSIBLE_BY_RULE.pop(_cell, None)
+
+# Cells reachable only with a broker setting: counted where the target has it (the embedded
+# broker does: ``conformance/broker.py`` ``default_config``), left out of the denominator where it
+# does not (``unreachable_on``).
+LARGEST_GROUP = 4  # clients one example of the classic search has at most (``MAX_CLIENTS``)
+NEEDS_SETUP: dict[Cell, str] = {
+    (s, "JoinGroup", "GROUP_MAX_SIZE_REACHED"): "group.max.size below the suite's group sizes"
+    for s in ("PreparingRebalance", "CompletingRebalance", "Stable")
+}
+# Cells only a request version gives, and the line rule that must be on: left out where the
+# versions the suite sends the target (negotiated) or its line's rules lack them.
+NEEDS_VERSION: dict[Cell, tuple[str, int, str | None]] = {
+    **{
+        (s, "SyncGroup", "INCONSISTENT_GROUP_PROTOCOL"): ("SyncGroup", 5, None)
+        for s in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")
+    },
+    ("Empty", "DescribeGroups", "GROUP_ID_NOT_FOUND"): (
+        "DescribeGroups",
+        6,
+        "describe_missing_group_error_v6",
+    ),
+    ("Empty", "OffsetCommit", "GROUP_ID_NOT_FOUND"): (
+        "OffsetCommit",
+        9,
+        "commit_missing_group_v9_group_id_not_found",
+    ),
 }
 
 
@@ -236,7 +275,38 @@ def excluded() -> dict[Cell, str]:
                 "the model has no Dead state (a missing group is Empty; no DeleteGroups command)"
             )
     out.update(IMPOSSIBLE_BY_RULE)
+    out.update(FAULT_ONLY)
     return out
+
+
+def unreachable_on(target: Mapping[str, Any]) -> dict[Cell, str]:
+    """Cells of :func:`universe` that a run against ``target`` (a trace manifest's ``target``:
+    its ``group_config``, negotiated ``request_versions`` and line) cannot reach, with why."""
+    out: dict[Cell, str] = {}
+    size = (target.get("group_config") or {}).get("group.max.size")
+    if size is None or int(size) >= LARGEST_GROUP:
+        shown = "unknown" if size is None else size
+        for cell, why in NEEDS_SETUP.items():
+            out[cell] = f"{why} (group.max.size is {shown})"
+    versions = target.get("request_versions")
+    profile = _profile_of(target)
+    for cell, (api, least, rule) in NEEDS_VERSION.items():
+        sent = [int(v) for v in (versions or {}).get(api, ())]
+        if versions is not None and not any(v >= least for v in sent):
+            out[cell] = f"{api} v{least}+ is not among the versions sent ({sent or 'none'})"
+        elif rule is not None and profile is not None and not getattr(profile, rule, True):
+            out[cell] = f"the {profile.name} rules do not give it ({rule} is off)"
+    return out
+
+
+def _profile_of(target: Mapping[str, Any]) -> Any:
+    from kgc.engine.registry import model_manifest
+    from kgc.model import PROFILES
+
+    try:
+        return PROFILES.get(model_manifest(dict(target))["profile"])
+    except Exception:  # noqa: BLE001 - a target described too little to say: no line rule
+        return None
 
 
 def universe() -> list[Cell]:
@@ -288,22 +358,26 @@ def summarise(
     counts: Mapping[Cell, int] | Iterable[tuple[Cell, int]],
     unsupported: Iterable[str] = (),
     protocol: str = "classic",
+    target: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Reached and never-reached cells of the ``protocol``'s universe (``classic`` or
     ``consumer``). Cells of an ``unsupported`` request type (one the target cannot be sent) leave
-    the denominator and are listed under ``unsupported``."""
+    the denominator and are listed under ``unsupported``; with the ``target`` described, so do
+    the cells its setup cannot give (:func:`unreachable_on`), listed under ``unreachable``."""
     reached = dict(counts) if isinstance(counts, Mapping) else dict(counts)
     off = set(unsupported)
     consumer = protocol == "consumer"
     all_cells = consumer_universe() if consumer else universe()
     needs_setup = CONSUMER_NEEDS_SETUP if consumer else NEEDS_SETUP
-    cells = [c for c in all_cells if c[1] not in off]
+    cannot = {} if consumer or target is None else unreachable_on(target)
+    cells = [c for c in all_cells if c[1] not in off and c not in cannot]
     lost = [f"{s} × {r} × {e}" for (s, r, e) in all_cells if r in off]
     hit = [c for c in cells if reached.get(c, 0) > 0]
     never = [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0]
-    known = set(all_cells)
+    known = set(all_cells) | (set() if consumer else set(FAULT_ONLY))
     extra = sorted(f"{s} × {r} × {e}" for (s, r, e) in reached if (s, r, e) not in known)
     return {
+        "unreachable": {f"{s} × {r} × {e}": why for (s, r, e), why in sorted(cannot.items())},
         "cells": len(cells),
         "reached": len(hit),
         "percent": 100.0 * len(hit) / len(cells),

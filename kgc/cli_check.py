@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
         result.coverage,
         (result.target.get("unsupported_requests") or {}).keys(),
         protocol=args.protocol,
+        target=result.target,
     )
     if args.json:
         out = describe_result(result)
@@ -316,6 +317,11 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
             lines.append(f"    {key} = {config.get(key)} ({sources[key]})")
     for note in result.target.get("fact_notes") or ():
         lines.append(f"  note         {note}")
+    unreachable = cov.get("unreachable") or {}
+    if unreachable:
+        lines.append(f"  not counted  {len(unreachable)} cells this broker's setup cannot give:")
+        for cell, why in unreachable.items():
+            lines.append(f"    {cell}: {why}")
     never = cov["never"]
     if never:
         lines.append(f"  never reached ({len(never)}):")

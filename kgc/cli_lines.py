@@ -121,7 +121,8 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
             for key, n in result.known_bugs.items():
                 known[key] = known.get(key, 0) + n
         reached, unsupported, requests = runs.reached, runs.unsupported, runs.requests
-        cov = summarise(reached, unsupported)
+        last = runs.results[-1].target if runs.results else None
+        cov = summarise(reached, unsupported, target=last)
         row |= {
             "requests": requests,
             "coverage_percent": round(cov["percent"], 1),

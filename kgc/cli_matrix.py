@@ -222,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
             if result.failure == "connection" and not result.saved:
                 row.setdefault("notes", []).append(result.message.splitlines()[0])
         reached, unsupported, requests = runs.reached, runs.unsupported, runs.requests
-        cov = summarise(reached, unsupported)
+        last = runs.results[-1].target if runs.results else None
+        cov = summarise(reached, unsupported, target=last)
         row["requests"] = requests
         row["cells"] = {"reached": cov["reached"], "of": cov["cells"]}
         row["unsupported"] = sorted(unsupported)

@@ -82,9 +82,11 @@ class _Driver:
             )
 
     def version(self, api: str) -> int:
-        from kgc.properties.machine import DEFAULT_VERSIONS
+        from kgc.properties.machine import DEFAULT_VERSIONS, line_versions
 
-        return self.rng.choice(DEFAULT_VERSIONS[api])
+        model = getattr(self.engine, "model", None)
+        versions = (line_versions(model) if model is not None else {}) or DEFAULT_VERSIONS
+        return self.rng.choice(versions[api])
 
     def learn(self, request: Any, response: Any) -> None:
         v = self.views.get(request.client)

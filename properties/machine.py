@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,13 +33,21 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from kgc.engine.coverage import cells_of
+from kgc.engine.coverage import Cell, cells_of, error_of, universe
 from kgc.engine.loop import Engine, EngineConfig, StepResult
 from kgc.engine.registry import REORDER_WINDOW_MS
 from kgc.engine.target import ModelTarget, Target, TargetError
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
-from kgc.model.client_view import INSTANCE_ID_SINCE, ClientView, subscription
+from kgc.model.client_view import (
+    INSTANCE_ID_SINCE,
+    LEAVERS,
+    STRANGER,
+    SYNC_PROTOCOL_SINCE,
+    ZOMBIE_APIS,
+    ClientView,
+    subscription,
+)
 from kgc.model.commands import (
     NO_GENERATION,
     NO_MEMBER_ID,
@@ -46,6 +55,7 @@ from kgc.model.commands import (
     ConnectionClosed,
     JoinGroup,
     JoinGroupResponse,
+    Request,
     Response,
     Tick,
     TopicPartition,
@@ -56,6 +66,35 @@ from kgc.model.errors import (
     NONE,
 )
 
+# what ``aim`` steers to: the universe but the cells a plain run cannot reach (a fault, a setting)
+CLASSIC_UNIVERSE = frozenset(universe())
+AIM_REQUEST = 10**9  # the request id ``_predicted`` gives a command it only asks the model about
+AIM_STATES = 4  # live model states ``_predicted`` asks (they rarely disagree on the answer)
+AIM_ANY = 2  # ``_aim``'s score of a candidate that neither reaches a new cell nor moves towards one
+AIM_VERSIONS = 3  # version indices ``aim`` tries for each misuse (each api has at most 3)
+# requests one ``aim`` sends at most, while each serves coverage: drawn, mostly 8, shrinking to 1
+# (measured on the model, 10 seeds of ``ci``: median coverage 88 % with these; 80 % with
+# (1, 2, 4, 8); 77.5 % with one request per rule, the rule drawn three times as often; 70 % with
+# each of 8 requests switched by a draw of its own). Hypothesis shrinks such a rule as one step,
+# so a failing example may keep up to 8 requests of it; ``conformance/minimize.py`` then takes
+# out, one by one, those the failure does not need.
+AIM_STEPS = (1, 8, 8, 8)
+
+
+@dataclass(frozen=True, slots=True)
+class AimGoal:
+    """Something ``aim`` steers to that is no answer's cell: ``cell`` is (kind, what), counted
+    with the group state it happens in. :data:`AIM_GOALS` names the kinds."""
+
+    cell: tuple[str, str]
+
+
+# what the answers' cells cannot show: time passing a member's session deadline while its
+# JoinGroup or SyncGroup waits at the coordinator (Kafka keeps it: ``hasSatisfiedHeartbeat``;
+# a broker that expires it instead was found only by this, ``engine/broken.py``
+# ``pending-join-not-alive``)
+AIM_GOALS = ("Tick",)
+FIRST_GENERATION = 1  # a new classic group's first completed join (generation 0 is Empty)
 # ``failed_check`` of an example that stopped at a known Kafka bug (not a failure)
 KNOWN_BUG = "known-bug"
 MAX_CLIENTS = 4
@@ -152,6 +191,13 @@ class SuiteContext:
     time_scale: int = 1
     # examples that stopped at a known Kafka bug, by its key (``model/known_bugs.py``)
     known_bugs: dict[str, int] = field(default_factory=dict)
+    # the cells some ``aim`` candidate was predicted to reach, in any example so far
+    aim_predictable: set[Cell] = field(default_factory=set)
+    # ``AimGoal`` cells reached so far (they are no coverage cells: counted here)
+    aim_goals: Counter[Cell] = field(default_factory=Counter)
+    # what ``aim`` steered by in the first failing example (the coverage before it, and the
+    # predictable cells): Hypothesis's replays and shrinks of it must steer as it did
+    aim_frozen: tuple[dict[Cell, int], frozenset[Cell]] | None = None
     # a rule drawn for a client that waits for an answer lets time pass instead of doing
     # nothing (``GroupMachine._busy``): on for a broker whose every first join parks for
     # ``group.initial.rebalance.delay.ms`` (Kafka's default: 3 s), where most steps were lost
@@ -172,19 +218,55 @@ class SuiteContext:
         return choices[index % len(choices)] if choices else None
 
 
-# Versions exercised by default: each is accepted by both Kafka 3.9.x and 4.x (KIP-896 removed the
-# oldest ones in 4.0). JoinGroup v3 is before KIP-394's member-id handshake, v4+ after it; v5+
-# carries group.instance.id (KIP-345).
+# Versions exercised by default, where the broker and its line's rules accept them
+# (``conformance/negotiate.py``; KIP-896 removed the oldest ones in 4.0). JoinGroup v3 is before
+# KIP-394's member-id handshake, v4+ after it; v5+ carries group.instance.id (KIP-345). SyncGroup
+# v5 names the protocol (KIP-559), so a wrong one can be sent (``misuse``); OffsetCommit v9 and
+# DescribeGroups v6 (4.x) answer a missing group GROUP_ID_NOT_FOUND.
 DEFAULT_VERSIONS: dict[str, tuple[int, ...]] = {
     "JoinGroup": (3, 5, 7),
-    "SyncGroup": (3, 4),
+    "SyncGroup": (3, 4, 5),
     "Heartbeat": (3, 4),
     "LeaveGroup": (3, 4),
-    "OffsetCommit": (7, 8),
+    "OffsetCommit": (7, 8, 9),
     "OffsetFetch": (6, 7),
-    "DescribeGroups": (4, 5),
+    "DescribeGroups": (4, 5, 6),
     "FindCoordinator": (3,),
 }
+# What real clients get wrong (``GroupMachine.misuse``): a SyncGroup naming another protocol, or
+# none (v5+); a JoinGroup with no protocols, or no protocol type, or a member id the group never
+# gave (a consumer whose member was removed long ago); commit metadata longer than
+# ``offset.metadata.max.bytes`` (Kafka's default, 4096 bytes: OVERSIZED_METADATA is longer); a
+# commit naming a generation the group has not reached (a client that kept a generation across
+# the group's deletion, or made one up)
+MISUSES = (
+    "sync-other-protocol",
+    "sync-no-protocol",
+    "join-no-protocols",
+    "join-no-protocol-type",
+    "join-unknown-member",
+    "commit-oversized-metadata",
+    "commit-future-generation",
+)
+OVERSIZED_METADATA = 4097
+
+
+def line_versions(model: Model[Any]) -> dict[str, tuple[int, ...]]:
+    """:data:`DEFAULT_VERSIONS` within the versions the ``model``'s release line accepts
+    (``Profile.api_ranges``), for a search no broker negotiated versions for (a model-only one);
+    empty for a model without a line."""
+    profile = getattr(getattr(model, "config", None), "profile", None)
+    if profile is None or not hasattr(profile, "api_range"):
+        return {}
+    out: dict[str, tuple[int, ...]] = {}
+    for api, versions in DEFAULT_VERSIONS.items():
+        try:
+            r = profile.api_range(api)
+        except KeyError:
+            continue
+        kept = tuple(v for v in versions if r.min_version <= v <= r.max_version)
+        out[api] = kept or (r.max_version,)
+    return out
 
 
 def assignment_for(members: tuple[str, ...], topic: str) -> tuple[Assignment, ...]:
@@ -236,7 +318,21 @@ class EngineMachine(RuleBasedStateMachine):
             checker_config=ctx.checker_config,
             config=ctx.engine_config,
         )
+        if not ctx.versions:  # no broker negotiated them: the versions the model's line accepts
+            ctx.versions = line_versions(self.engine.model)
         self._last_sender: str | None = None  # client of the last command, if a request
+        # what ``aim`` steers by: the cells reached before this example, and those it knows a
+        # candidate can reach (``SuiteContext``)
+        self.aim_basis, self.aim_known = ctx.aim_frozen or (
+            {**ctx.coverage, **ctx.aim_goals},
+            frozenset(ctx.aim_predictable),
+        )
+        self.aim_goals_here: list[Cell] = []  # ``AimGoal`` cells ``aim`` reached in this example
+        # requests ``aim`` sent in this example: one sent again counts as reaching nothing new
+        # (the model may predict a cell for one world, e.g. the group deleted, that the broker
+        # is not in; sending it again and again would only find out the same)
+        self.aim_sent: set[Request] = set()
+        self.aim_seen_here: set[Cell] = set()  # predicted in this example
 
     # ------------------------------------------------------------------ plumbing
     def _run(self, command: Any) -> StepResult | None:
@@ -375,6 +471,93 @@ class EngineMachine(RuleBasedStateMachine):
         if ms >= 5:
             self._run(Tick(ms=int(ms)))
 
+    # ------------------------------------------------------------------ steering
+    def _predicted(self, command: Request | AimGoal) -> tuple[set[Cell], set[str]]:
+        """What ``command`` would do if sent now, by the model: the cells it reaches (for each
+        live state, its group state and the error of the answer the model gives at once: ``NONE``
+        for an answer it holds back, as a parked JoinGroup's mostly is) and the group states it
+        leaves the group in. An :class:`AimGoal` says its cell itself."""
+        if isinstance(command, AimGoal):
+            here = self.engine._group_state()
+            return {(here, *command.cell)}, {here}
+        model = self.engine.model
+        live = [s for s in self.engine.checker.states if not model.provisional(s)]
+        now = self.target.now_ms()
+        cells: set[Cell] = set()
+        states: set[str] = set()
+        for state in (live or list(self.engine.checker.states))[:AIM_STATES]:
+            group_state = model.group_state(state) or "?"
+            try:
+                after = list(
+                    model.invoke(state, request_id=AIM_REQUEST, command=command, at_ms=now)
+                )
+            except Exception:  # noqa: BLE001 - a command the model refuses predicts nothing
+                continue
+            for succ in after:
+                answer = model.outbox(succ).get(AIM_REQUEST)
+                error = error_of(answer[0]) if answer is not None else NONE
+                cells.add((group_state, command.type, error))
+                states.add(model.group_state(succ) or "?")
+        return cells, states
+
+    def _aim(
+        self, candidates: list[tuple[Request | AimGoal, Callable[[], object]]], pick: int
+    ) -> bool:
+        """Carry out a candidate that serves coverage, by the model's prediction
+        (:meth:`_predicted`): first one that reaches a cell not reached yet (in the run before
+        this example, or in this example so far); else one that moves the group to another state
+        where a candidate was once predicted to reach such a cell (a leader's SyncGroup that
+        makes the group Stable); else any. ``pick`` chooses among equals. Cells reached once
+        count as done: balancing how often each was reached spends the steps on the cells of
+        the state the group is in."""
+        if self.failed_check is not None or not candidates:
+            return False
+        local = cells_of(self.engine.events, self.engine.extras)
+        known = self._universe()
+
+        for cell in self.aim_goals_here:
+            local[cell] += 1
+
+        def new(cell: Cell) -> bool:
+            goal = cell[1] in AIM_GOALS
+            if not (cell in known or goal):
+                return False
+            return not (self.aim_basis.get(cell, 0) or local.get(cell, 0))
+
+        predicted = [self._predicted(command) for command, _ in candidates]
+        for cells, _ in predicted:
+            self.aim_seen_here |= cells
+            self.context.aim_predictable |= cells
+        waiting = {cell[0] for cell in self.aim_known | self.aim_seen_here if new(cell)}
+
+        def score(command: Request | AimGoal, cells: set[Cell], states: set[str]) -> int:
+            if command in self.aim_sent:
+                return AIM_ANY
+            if any(new(c) for c in cells):
+                return 0
+            if (states - {c[0] for c in cells}) & waiting:
+                return 1
+            return AIM_ANY
+
+        scores = [
+            score(command, cells, states)
+            for (command, _), (cells, states) in zip(candidates, predicted, strict=True)
+        ]
+        least = min(scores)
+        best = [c for c, n in zip(candidates, scores, strict=True) if n == least]
+        command, action = best[pick % len(best)]
+        if isinstance(command, AimGoal):  # a goal is reached by doing it: count it now
+            cells, _ = self._predicted(command)
+            self.aim_goals_here.extend(cells)
+            self.context.aim_goals.update(cells)
+        else:
+            self.aim_sent.add(command)
+        action()
+        return least < AIM_ANY
+
+    def _universe(self) -> frozenset[Cell]:
+        return CLASSIC_UNIVERSE
+
     # ------------------------------------------------------------------ invariants
     @invariant()
     def model_agrees(self) -> None:
@@ -397,6 +580,9 @@ class EngineMachine(RuleBasedStateMachine):
             self.target.close()
         if hit is not None:
             return
+        if self.failed_check is not None and self.context.aim_frozen is None:
+            # Hypothesis now replays and shrinks this example: let every replay steer as it did
+            self.context.aim_frozen = (self.aim_basis, self.aim_known)
         if self.failed_check == "divergence":
             raise DivergenceError(self.report())
         if self.failed_check == "lost":
@@ -416,6 +602,10 @@ class GroupMachine(EngineMachine):
     def __init__(self) -> None:
         super().__init__()
         self.views: dict[str, ClientView] = {}
+        # clients the drawn rules added (``aim``'s newcomers not counted): ``new_client``'s
+        # precondition must not depend on what ``aim`` did, or Hypothesis's draws would (a
+        # "flaky strategy")
+        self.drawn_clients = 0
         self.leaders: dict[int, str] = {}  # generation -> leader, as observed
         self.max_generation = NO_GENERATION
 
@@ -425,6 +615,14 @@ class GroupMachine(EngineMachine):
             return
         view.learn(response)
         if isinstance(response, JoinGroupResponse) and response.error == NONE:
+            if (
+                response.generation_id == FIRST_GENERATION <= self.max_generation
+                and self.engine.divergence is None
+            ):
+                # the model allowed a first generation again: the group was deleted while Empty
+                # (the coordinator's cleanup; ``GroupConfig.empty_group_may_vanish``) and made
+                # anew, so its generations start over (seen on 4.3.1 behind the fair proxy)
+                self.leaders, self.max_generation = {}, NO_GENERATION
             seen = self.leaders.setdefault(response.generation_id, response.leader)
             if seen != response.leader and self._same_static_member(seen, response.leader):
                 self.leaders[response.generation_id] = seen = response.leader
@@ -474,6 +672,7 @@ class GroupMachine(EngineMachine):
         self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]
     ) -> str:
         name = f"c{len(self.views) + 1}"
+        self.drawn_clients += 1
         scale = self.context.time_scale
         self.views[name] = ClientView(
             client=name,
@@ -507,7 +706,7 @@ class GroupMachine(EngineMachine):
         return self._add_client(session, rebalance, static, protocols)
 
     @rule(target=clients, **client_settings)
-    @precondition(lambda self: len(self.views) < MAX_CLIENTS)
+    @precondition(lambda self: self.drawn_clients < MAX_CLIENTS)
     def new_client(
         self, session: int, rebalance: int, static: bool, protocols: tuple[str, ...]
     ) -> str:
@@ -516,7 +715,17 @@ class GroupMachine(EngineMachine):
     def _join_command(
         self, client: str, version: int, member_id: str, *, session_timeout_ms: int | None = None
     ) -> JoinGroup:
-        return self.views[client].join_group(
+        """A static client joins with a version that carries its ``group.instance.id`` (v5+,
+        KIP-345) where the broker has one: with an older one it would join as a dynamic member,
+        which the dynamic clients already do, and the static member every FENCED_INSTANCE_ID
+        cell needs would be rarer (measured: missing in 6 of 10 seeds of the ``ci`` profile)."""
+        v = self.views[client]
+        if v.group_instance_id is not None and version < INSTANCE_ID_SINCE["JoinGroup"]:
+            version = (
+                self.context.version_from("JoinGroup", INSTANCE_ID_SINCE["JoinGroup"], version)
+                or version
+            )
+        return v.join_group(
             version=version, member_id=member_id, session_timeout_ms=session_timeout_ms
         )
 
@@ -817,6 +1026,193 @@ class GroupMachine(EngineMachine):
         deadline. Liveness rules are exercised on purpose, while the tick still lands clearly
         outside the checker's tolerance window (docs/design-notes.md, "Time")."""
         self._tick_to(kind=kind, which=which, side=side)
+
+    @rule(client=clients, vi=VERSION_INDEX, kind=st.sampled_from(MISUSES))
+    def misuse(self, client: str, vi: int, kind: str) -> None:
+        """A request a buggy client sends (:data:`MISUSES`); Kafka's answers are the model's
+        (``sync.py`` rules 1 and 3, ``join.py`` rule 4, ``offsets.py`` rule 3)."""
+        if self._busy(client):
+            return
+        command = self._misuse_command(client, vi, kind)
+        if command is not None:
+            self._run(command)
+
+    def _misuse_command(self, client: str, vi: int, kind: str) -> Request | None:
+        v = self.views[client]
+        ctx = self.context
+        if kind.startswith("sync-"):
+            version = ctx.version_from("SyncGroup", SYNC_PROTOCOL_SINCE, vi)
+            if version is None:  # the broker's release has no SyncGroup v5
+                return None
+            sync = v.sync_group(version=version)
+            if kind == "sync-no-protocol":
+                return dataclasses.replace(sync, protocol_type=None, protocol_name=None)
+            other = "roundrobin" if v.protocol_name == "range" else "range"
+            return dataclasses.replace(sync, protocol_name=other)
+        if kind.startswith("join-"):
+            join = self._join_command(client, ctx.version("JoinGroup", vi), v.member_id)
+            if kind == "join-no-protocols":
+                return dataclasses.replace(join, protocols=())
+            if kind == "join-unknown-member":
+                return dataclasses.replace(join, member_id=STRANGER)
+            return dataclasses.replace(join, protocol_type="")
+        if kind == "commit-future-generation":
+            offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),)
+            commit = v.offset_commit(
+                version=ctx.version("OffsetCommit", vi), offsets=offsets, generation="current"
+            )
+            return dataclasses.replace(commit, generation_id=max(v.generation_id, 0) + 1)
+        offsets = (
+            TopicPartitionOffset(
+                topic=self.topic, partition=0, offset=vi, metadata="m" * OVERSIZED_METADATA
+            ),
+        )
+        return v.offset_commit(
+            version=ctx.version("OffsetCommit", vi), offsets=offsets, generation="current"
+        )
+
+    @rule(
+        plan=st.tuples(
+            VERSION_INDEX, st.integers(min_value=0, max_value=7), st.sampled_from(AIM_STEPS)
+        )
+    )
+    def aim(self, plan: tuple[int, int, int]) -> None:
+        """Coverage-guided: of the requests the other rules could send now, send the one whose
+        group-state × request × error cell the model predicts has been reached least (see
+        ``EngineMachine._aim``). The candidates are exactly what those rules would build, with
+        their guards, so this steers the search without sending anything new; and again, up to
+        :data:`AIM_STEPS` requests while each serves coverage. One tuple argument, like
+        ``form_group``, so Hypothesis draws it often."""
+        vi, pick, steps = plan
+        for _ in range(steps):
+            if not self._aim(self._candidates(vi), pick):
+                break
+
+    def _candidates(self, vi: int) -> list[tuple[Request | AimGoal, Callable[[], object]]]:
+        out: list[tuple[Request | AimGoal, Callable[[], object]]] = []
+        ctx = self.context
+
+        def send(command: Request | None) -> None:
+            if command is not None:
+                out.append((command, lambda: self._run(command)))
+
+        offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),)
+        for c, v in self.views.items():
+            if not self._idle(c):
+                continue
+            join = ctx.version("JoinGroup", vi)
+            send(self._join_command(c, join, v.member_id))
+            if v.generation_id < 0 and v.member_id:
+                send(self._join_command(c, join, NO_MEMBER_ID))
+            send(self._join_command(c, join, v.member_id, session_timeout_ms=1))
+            if v.member_id:
+                for change in ("add", "swap"):
+                    old = v.protocols
+                    v.protocols = changed_protocols(old, change)
+                    command = self._join_command(c, join, v.member_id)
+                    v.protocols = old
+                    out.append(
+                        (command, lambda c=c, change=change, j=join: self._rejoin(c, j, change))
+                    )
+            sync = ctx.version("SyncGroup", vi)
+            if v.generation_id >= 0:
+                assignments = v.assignments(lambda members: assignment_for(members, self.topic))
+                out.append(
+                    (
+                        v.sync_group(version=sync, assignments=assignments),
+                        lambda c=c, v_=sync: self._sync(c, version=v_, stale=False),
+                    )
+                )
+            send(v.sync_group(version=sync, generation="stale"))
+            for generation in ("current", "stale", "none"):
+                send(v.heartbeat(version=ctx.version("Heartbeat", vi), generation=generation))
+            for who in LEAVERS:
+                version = ctx.version("LeaveGroup", vi)
+                if who == "instance":
+                    version = ctx.version_from("LeaveGroup", INSTANCE_ID_SINCE["LeaveGroup"], vi)
+                if version is not None:
+                    send(v.leave_group(version=version, who=who))
+            for generation in ("current", "stale", "simple"):
+                send(
+                    v.offset_commit(
+                        version=ctx.version("OffsetCommit", vi),
+                        offsets=offsets,
+                        generation=generation,
+                    )
+                )
+            partitions = (TopicPartition(topic=self.topic, partition=0),)
+            send(v.offset_fetch(version=ctx.version("OffsetFetch", vi), partitions=partitions))
+            for version in ctx.versions.get("DescribeGroups") or DEFAULT_VERSIONS["DescribeGroups"]:
+                send(v.describe_groups(version=version))
+            send(v.find_coordinator(version=ctx.version("FindCoordinator", vi)))
+            for api in ZOMBIE_APIS:
+                version = ctx.version_from(api, INSTANCE_ID_SINCE[api], vi)
+                if version is not None:
+                    send(v.zombie(api, version=version, offsets=offsets))
+            for kind in MISUSES:
+                for i in range(AIM_VERSIONS):
+                    send(self._misuse_command(c, vi + i, kind))
+        out.extend(self._parked_past_session())
+        if len(self.views) < MAX_CLIENTS:
+            # a consumer more: what its first JoinGroup would reach (GROUP_MAX_SIZE_REACHED in a
+            # full group, MEMBER_ID_REQUIRED in any other); it is the ``aim`` rule's own client
+            newcomer = ClientView(
+                client=f"c{len(self.views) + 1}",
+                session_timeout_ms=SESSION_TIMEOUTS_MS[-1] * ctx.time_scale,
+                rebalance_timeout_ms=REBALANCE_TIMEOUTS_MS[-1] * ctx.time_scale,
+                group_instance_id=None,
+                protocols=PROTOCOL_SETS[0],
+                metadata=subscription([self.topic]),
+            )
+            join = ctx.version("JoinGroup", vi)
+            out.append((newcomer.join_group(version=join), lambda: self._newcomer(join)))
+        return out
+
+    def _parked_past_session(self) -> list[tuple[AimGoal, Callable[[], object]]]:
+        """Let time run past the session deadline of a member whose request is parked (each
+        such client's first deadline within the tick horizon), to see it kept alive. The goal
+        names the parked request's type and how many other clients are idle members, so each
+        situation is aimed at once: one of them alone rarely exposes a broker that expires a
+        parked member (the rejoin of one member while another does not rejoin does)."""
+        waiting = [c for c in self.views if not self._idle(c)]
+        if not waiting:
+            return []
+        now = self.target.now_ms()
+        horizon = now + MAX_DEADLINE_TICK_MS * self.context.time_scale
+        unanswered = {
+            r.client: r.type
+            for rid, r in self.engine.requests.items()
+            if rid not in self.engine.answered
+        }
+        idle_members = sum(1 for c, v in self.views.items() if self._idle(c) and v.member_id)
+        late = self.engine.checker.config.late_ms
+        out: list[tuple[AimGoal, Callable[[], object]]] = []
+        for client in waiting:
+            deadlines = sorted(
+                d
+                for state in self.engine.checker.states
+                for d, kind, key in self.engine.model.timers(state)
+                if kind == "heartbeat" and key.rpartition("-")[0] == client and now < d <= horizon
+            )
+            if not deadlines:
+                continue
+            goal = AimGoal(
+                (
+                    "Tick",
+                    f"past the session of a member whose {unanswered.get(client, 'request')} "
+                    f"waits, {idle_members} other member(s) idle",
+                )
+            )
+            ms = int(deadlines[0] + late + 60 - now)
+            out.append((goal, lambda ms=ms: self._run(Tick(ms=ms))))
+        return out
+
+    def _newcomer(self, version: int) -> None:
+        self.drawn_clients -= 1  # ``_add_client`` counts it; ``aim`` is not a drawn client
+        name = self._add_client(
+            SESSION_TIMEOUTS_MS[-1], REBALANCE_TIMEOUTS_MS[-1], False, PROTOCOL_SETS[0]
+        )
+        self._enter(name, version)
 
 
 def machine_for(context: SuiteContext) -> type[GroupMachine]:

@@ -16,11 +16,13 @@ KAFKA_3_9 = {8: (0, 9), 9: (0, 9), 10: (0, 6), 11: (0, 9), 12: (0, 4), 13: (0, 5
 RDKAFKA_MOCK = {8: (0, 9), 9: (0, 6), 10: (0, 3), 11: (0, 6), 12: (0, 5), 13: (0, 4), 14: (0, 4)}
 
 
-def test_apache_kafka_gets_the_default_versions_unchanged() -> None:
-    for broker, rules in ((KAFKA_4_3, KAFKA_4_X), (KAFKA_3_9, RULES_3_9)):
-        got = negotiate(broker, rules)
-        assert got.unsupported == {}
-        assert got.versions == DEFAULT_VERSIONS
+def test_apache_kafka_gets_the_default_versions_it_offers() -> None:
+    got = negotiate(KAFKA_4_3, KAFKA_4_X)
+    assert got.unsupported == {}
+    assert got.versions == DEFAULT_VERSIONS
+    got = negotiate(KAFKA_3_9, RULES_3_9)
+    assert got.unsupported == {}
+    assert got.versions == {**DEFAULT_VERSIONS, "DescribeGroups": (4, 5)}  # 3.9 has no v6
 
 
 def test_a_broker_with_fewer_versions_gets_the_common_ones_and_loses_what_it_lacks() -> None:

@@ -14,12 +14,15 @@ against a real broker that crashes: ``tests/differential/test_other_brokers.py``
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from kgc.engine.registry import build
 from kgc.engine.target import Arrival, ModelTarget, TargetError
 from kgc.model.checker import CheckerConfig
 from kgc.model.commands import ConnectionClosed
 from kgc.properties.machine import (
+    AIM_STEPS,
     ConnectionFailure,
     DivergenceError,
     SuiteContext,
@@ -66,9 +69,12 @@ def test_a_target_failing_a_request_is_a_shrunk_failure_not_a_crash() -> None:
     text = str(caught.value)
     assert text.startswith("the target did not carry out a request: JoinGroup from c")
     assert "connection closed by broker" in text
-    # shrunk: the two joins and nothing much else (the readable trace follows the first line)
+    # shrunk: the two joins and little else (the readable trace follows the first line). One
+    # ``aim`` rule may send up to 8 requests (``AIM_STEPS``), which Hypothesis shrinks as one
+    # step: at most one such macro is left around the failing join
     sent = [line for line in text.splitlines()[1:] if " -> " in line]
-    assert 2 <= len(sent) <= 3, text
+    assert 2 <= len(sent) <= 1 + max(AIM_STEPS), text
+    assert "JoinGroup" in sent[-1], text
 
 
 class _ClosingTarget(ModelTarget):
@@ -104,10 +110,12 @@ def test_a_connection_closed_on_a_request_is_its_answer_and_a_divergence() -> No
     with pytest.raises(DivergenceError) as caught:
         _search(_ClosingTarget)
     text = str(caught.value)
-    assert "the broker closed the connection of request 1 instead of answering it " in text
+    assert re.search(r"the broker closed the connection of request \d+ instead of answering", text)
     assert "(JoinGroup v5: connection closed by broker)" in text
+    # shrunk: the two joins and at most one ``aim`` macro's other requests (see the test above)
     sent = [line for line in text.splitlines() if " -> " in line]
-    assert len(sent) == 2, text  # shrunk to the two joins
+    assert 2 <= len(sent) <= 1 + max(AIM_STEPS), text
+    assert "JoinGroup" in sent[-1], text
 
 
 def test_a_target_gone_for_good_stops_the_search_at_once() -> None:

