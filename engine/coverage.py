@@ -155,8 +155,19 @@ NEEDS_SETUP: dict[Cell, str] = {
     for s in ("PreparingRebalance", "CompletingRebalance", "Stable")
 }
 # Cells only a request version gives, and the line rule that must be on: left out where the
-# versions the suite sends the target (negotiated) or its line's rules lack them.
+# versions the suite sends the target (negotiated) or its line's rules lack them. A static member
+# (every FENCED_INSTANCE_ID) needs JoinGroup v5 (KIP-345), MEMBER_ID_REQUIRED JoinGroup v4
+# (KIP-394), a SyncGroup naming a protocol v5 (KIP-559).
 NEEDS_VERSION: dict[Cell, tuple[str, int, str | None]] = {
+    **{
+        (s, request, "FENCED_INSTANCE_ID"): ("JoinGroup", 5, None)
+        for s in ("PreparingRebalance", "CompletingRebalance", "Stable")
+        for request in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+    },
+    **{
+        (s, "JoinGroup", "MEMBER_ID_REQUIRED"): ("JoinGroup", 4, None)
+        for s in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")
+    },
     **{
         (s, "SyncGroup", "INCONSISTENT_GROUP_PROTOCOL"): ("SyncGroup", 5, None)
         for s in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable")
@@ -290,7 +301,10 @@ def unreachable_on(target: Mapping[str, Any]) -> dict[Cell, str]:
             out[cell] = f"{why} (group.max.size is {shown})"
     versions = target.get("request_versions")
     profile = _profile_of(target)
+    known = set(universe())
     for cell, (api, least, rule) in NEEDS_VERSION.items():
+        if cell not in known:
+            continue
         sent = [int(v) for v in (versions or {}).get(api, ())]
         if versions is not None and not any(v >= least for v in sent):
             out[cell] = f"{api} v{least}+ is not among the versions sent ({sent or 'none'})"

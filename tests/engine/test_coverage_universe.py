@@ -14,11 +14,14 @@ import random
 
 from kgc.engine.coverage import (
     ERRORS_BY_REQUEST,
+    FAULT_ONLY,
     GROUP_STATES,
     NEEDS_SETUP,
+    NEEDS_VERSION,
     excluded,
     summarise,
     universe,
+    unreachable_on,
 )
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget
@@ -51,6 +54,51 @@ def test_universe_and_exclusions_partition_every_cell():
     assert kept | gone == every
     assert not kept & gone
     assert set(NEEDS_SETUP) <= kept  # reachable with a setup: counted, only listed apart
+    assert set(FAULT_ONLY) <= gone  # only a fault gives them: the fault suite's, not ours
+    assert set(NEEDS_VERSION) - gone <= kept
+
+
+# what the embedded brokers answered ApiVersions with, negotiated (``conformance/negotiate.py``)
+KAFKA_4_3 = {
+    "group_config": {"group.max.size": 3},
+    "version": "4.3.1",
+    "request_versions": {"JoinGroup": [3, 5, 7], "SyncGroup": [3, 4, 5], "OffsetCommit": [7, 8, 9],
+                         "DescribeGroups": [4, 5, 6]},
+}  # fmt: skip
+KAFKA_1_0 = {
+    "group_config": {},
+    "version": "1.0.2",
+    "request_versions": {"JoinGroup": [2], "SyncGroup": [1], "OffsetCommit": [3],
+                         "DescribeGroups": [1]},
+}  # fmt: skip
+
+
+def test_a_broker_with_every_version_and_a_small_group_max_size_counts_every_cell():
+    assert unreachable_on(KAFKA_4_3) == {}
+    assert summarise({}, target=KAFKA_4_3)["cells"] == len(universe())
+
+
+def test_cells_a_broker_cannot_give_leave_the_denominator_with_the_reason():
+    gone = unreachable_on(KAFKA_1_0)
+    # no static membership before JoinGroup v5, no KIP-394 before v4, group.max.size unknown
+    assert ("Stable", "Heartbeat", "FENCED_INSTANCE_ID") in gone
+    assert "JoinGroup v5+" in gone[("Stable", "Heartbeat", "FENCED_INSTANCE_ID")]
+    assert ("Empty", "JoinGroup", "MEMBER_ID_REQUIRED") in gone
+    assert "group.max.size" in gone[("Stable", "JoinGroup", "GROUP_MAX_SIZE_REACHED")]
+    summary = summarise({}, target=KAFKA_1_0)
+    assert summary["cells"] == len(universe()) - len(gone)
+    assert set(summary["unreachable"]) == {" × ".join(c) for c in gone}
+
+
+def test_a_line_rule_that_is_off_leaves_its_cell_out():
+    kafka_3_9 = {**KAFKA_4_3, "version": "3.9.2"}
+    gone = unreachable_on(kafka_3_9)
+    assert set(gone) == {("Empty", "OffsetCommit", "GROUP_ID_NOT_FOUND"),
+                         ("Empty", "DescribeGroups", "GROUP_ID_NOT_FOUND")}  # fmt: skip
+    assert (
+        "commit_missing_group_v9_group_id_not_found is off"
+        in gone[("Empty", "OffsetCommit", "GROUP_ID_NOT_FOUND")]
+    )
 
 
 def test_the_model_never_reaches_an_excluded_cell():
