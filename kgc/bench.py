@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, str] = {
     "check": "kgc.conformance.bench_check:run",
     "workers": "kgc.conformance.bench_workers:run",
     "mutants": "kgc.conformance.bench_mutants:run",
+    "coverage": "kgc.conformance.bench_coverage:run",
     "timing": "kgc.conformance.timing:run",
     "reorder": "kgc.conformance.reorder:run",
     "z3": "kgc.properties.bench_z3:run",

@@ -235,20 +235,22 @@ DEFAULT_VERSIONS: dict[str, tuple[int, ...]] = {
 }
 # What real clients get wrong (``GroupMachine.misuse``): a SyncGroup naming another protocol, or
 # none (v5+); a JoinGroup with no protocols, or no protocol type, or a member id the group never
-# gave (a consumer whose member was removed long ago); commit metadata longer than
-# ``offset.metadata.max.bytes`` (Kafka's default, 4096 bytes: OVERSIZED_METADATA is longer); a
-# commit naming a generation the group has not reached (a client that kept a generation across
-# the group's deletion, or made one up)
+# gave (a consumer whose member was removed long ago), or one of OVERSIZED_MEMBER_ID characters;
+# commit metadata longer than ``offset.metadata.max.bytes`` (Kafka's default, 4096 bytes:
+# OVERSIZED_METADATA is longer); a commit naming a generation the group has not reached (a client
+# that kept a generation across the group's deletion, or made one up)
 MISUSES = (
     "sync-other-protocol",
     "sync-no-protocol",
     "join-no-protocols",
     "join-no-protocol-type",
     "join-unknown-member",
+    "join-oversized-member-id",
     "commit-oversized-metadata",
     "commit-future-generation",
 )
 OVERSIZED_METADATA = 4097
+OVERSIZED_MEMBER_ID = 1024
 
 
 def line_versions(model: Model[Any]) -> dict[str, tuple[int, ...]]:
@@ -1055,6 +1057,8 @@ class GroupMachine(EngineMachine):
                 return dataclasses.replace(join, protocols=())
             if kind == "join-unknown-member":
                 return dataclasses.replace(join, member_id=STRANGER)
+            if kind == "join-oversized-member-id":  # Kafka bounds no member id's length
+                return dataclasses.replace(join, member_id="m" * OVERSIZED_MEMBER_ID)
             return dataclasses.replace(join, protocol_type="")
         if kind == "commit-future-generation":
             offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),)

@@ -55,8 +55,9 @@ def test_aim_reaches_most_of_the_universe_and_far_more_than_without_it(
     aimed = [_coverage(s) for s in SEEDS]
     monkeypatch.setattr(machine.EngineMachine, "_aim", lambda self, candidates, pick: False)
     blind = [_coverage(s) for s in SEEDS]
-    assert statistics.median(aimed) >= 90, aimed
-    assert statistics.median(aimed) >= statistics.median(blind) + 15, (aimed, blind)
+    # measured: aimed 98, 88, 96, 86, 91 (median 91); blind 53, 62, 51, 58, 56 (median 56)
+    assert statistics.median(aimed) >= 85, aimed
+    assert statistics.median(aimed) >= statistics.median(blind) + 25, (aimed, blind)
 
 
 def test_a_failing_example_freezes_what_aim_steers_by() -> None:
