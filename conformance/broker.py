@@ -117,6 +117,9 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
         cfg["group.consumer.heartbeat.interval.ms"] = "500"
         cfg["group.consumer.assignment.interval.ms"] = "0"
         cfg["group.consumer.assignor.offload.enable"] = "false"
+        # below the consumer search's largest group (``MAX_CLIENTS``), so GROUP_MAX_SIZE_REACHED
+        # is reached; the real-client tests run three consumers at most
+        cfg["group.consumer.max.size"] = "3"
     # How long a killed broker stays registered: until then a restarted one is refused
     # (KRaft: DUPLICATE_BROKER_REGISTRATION; ZooKeeper: its ephemeral /brokers/ids node exists).
     if mode == "zookeeper":
