@@ -62,26 +62,19 @@ def test_aim_reaches_most_of_the_universe_and_far_more_than_without_it(
 
 def test_a_failing_example_freezes_what_aim_steers_by() -> None:
     """After the first failure Hypothesis replays and shrinks that example: each replay must
-    steer as the original did, so the coverage it steers by stops changing."""
-    from kgc.engine.broken import broken
-
+    steer as the original did, so the coverage it steers by stops changing (the freeze happens
+    at the failing example itself, so a search without shrinking shows it)."""
     from tests.properties.test_search_reach import RECORD as KAFKA_LIKE
-    from tests.properties.test_search_reach import _KafkaLike  # answers as Kafka does
+    from tests.properties.test_search_reach import _KafkaLike, _search
 
-    counter = iter(range(10**6))
     ctx = SuiteContext(
-        open_target=_KafkaLike,
+        open_target=_KafkaLike,  # answers as Kafka does
         new_model=lambda gid: build(KAFKA_LIKE, gid),
         checker_config=CheckerConfig(early_ms=20, late_ms=100),
         profile="quality",
     )
-    ctx.new_group_id = lambda: f"kgc-aim-{next(counter)}"
-    cls = machine_for(ctx)
-    cls._hypothesis_internal_use_seed = 2  # type: ignore[attr-defined]
-    # generation only: the freeze happens at the failing example itself, before any shrinking
-    quality = settings(hypothesis_settings("quality"), phases=[Phase.generate])
-    with broken("stale-generation-wrong-error"), pytest.raises(machine.DivergenceError):
-        run_state_machine_as_test(cls, settings=quality)
+    with pytest.raises(machine.DivergenceError):
+        _search("stale-generation-wrong-error", seed=2, ctx=ctx)
     assert ctx.aim_frozen is not None
-    basis, known = ctx.aim_frozen
+    basis, _ = ctx.aim_frozen
     assert sum(basis.values()) < sum(ctx.coverage.values())  # the run went on; the basis did not

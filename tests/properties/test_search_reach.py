@@ -53,9 +53,12 @@ class _KafkaLike:
         return call
 
 
-def _search(variant: str | None, seed: int) -> SuiteContext:
+def _search(variant: str | None, seed: int, ctx: SuiteContext | None = None) -> SuiteContext:
+    """The quality profile's search, generation only, against Kafka's rules while the checker
+    holds the target to ``variant`` (None: the unbroken model); ``ctx`` to keep the context
+    when the search raises."""
     counter = iter(range(10**6))
-    ctx = SuiteContext(
+    ctx = ctx or SuiteContext(
         open_target=_KafkaLike,
         new_model=lambda gid: build(RECORD, gid),
         checker_config=CheckerConfig(early_ms=20, late_ms=100),
