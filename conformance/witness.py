@@ -21,9 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgc.engine.coverage import Cell, cells_of, error_of, excluded, universe, unreachable_on
+from kgc.engine.coverage import Cell, cells_of, excluded, reached, universe, unreachable_on
 from kgc.engine.traces import Trace, TraceError, expand, load, save
-from kgc.model.history import Invoke, Receive
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,17 +39,10 @@ class Report:
 
 
 def first_reached(trace: Trace) -> dict[Cell, int]:
-    """Each cell ``trace`` reaches (as ``coverage.cells_of`` counts them), with the index of the
-    answer that reached it first."""
-    sent: dict[int, tuple[str, str]] = {}  # request id -> (group state when sent, request type)
+    """Each cell ``trace`` reaches, with the index of the answer that reached it first."""
     out: dict[Cell, int] = {}
-    for i, e in enumerate(trace.events):
-        if isinstance(e, Invoke):
-            x = trace.extras[i] if i < len(trace.extras) else {}
-            sent[e.request_id] = (str(x.get("group_state", "?")), e.command.type)
-        elif isinstance(e, Receive) and e.request_id in sent:
-            state, kind = sent[e.request_id]
-            out.setdefault((state, kind, error_of(e.response)), i)
+    for i, cell in reached(trace.events, trace.extras):
+        out.setdefault(cell, i)
     return out
 
 
@@ -67,16 +59,16 @@ def select(traces: Sequence[Trace]) -> list[Trace]:
     """The greedy cover described in the module docstring (passing traces only)."""
     known = set(universe())
     passing = [t for t in traces if (t.result or {}).get("verdict") == "pass"]
-    reached = [{c: i for c, i in first_reached(t).items() if c in known} for t in passing]
+    firsts = [{c: i for c, i in first_reached(t).items() if c in known} for t in passing]
     chosen: list[Trace] = []
     witnessed: set[Cell] = set()
     while True:
-        gains = [len(set(r) - witnessed) for r in reached]
+        gains = [len(set(r) - witnessed) for r in firsts]
         if not gains or max(gains) == 0:
             return chosen
         best = max(range(len(gains)), key=lambda k: (gains[k], -len(passing[k].events)))
-        new = set(reached[best]) - witnessed
-        chosen.append(_prefix(passing[best], max(reached[best][c] for c in new)))
+        new = set(firsts[best]) - witnessed
+        chosen.append(_prefix(passing[best], max(firsts[best][c] for c in new)))
         witnessed |= new
 
 

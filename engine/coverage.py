@@ -13,7 +13,7 @@ The same function serves ``kgc check`` (live) and the pipeline (over stored trac
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kgc.model.commands import (
@@ -353,19 +353,24 @@ def _nested(response: Response) -> list[str]:
     return bad or errs
 
 
-def cells_of(events: Sequence[Event], extras: Sequence[Mapping[str, Any]]) -> Counter[Cell]:
-    """Count the cells one history reached."""
+def reached(
+    events: Sequence[Event], extras: Sequence[Mapping[str, Any]]
+) -> Iterator[tuple[int, Cell]]:
+    """Each answer of one history with the cell it reached: (event index, cell)."""
     state_at: dict[int, str] = {}
     kind_of: dict[int, str] = {}
-    out: Counter[Cell] = Counter()
     for i, e in enumerate(events):
         if isinstance(e, Invoke):
             x = extras[i] if i < len(extras) else {}
             state_at[e.request_id] = str(x.get("group_state", "?"))
             kind_of[e.request_id] = e.command.type
         elif isinstance(e, Receive) and e.request_id in kind_of:
-            out[(state_at[e.request_id], kind_of[e.request_id], error_of(e.response))] += 1
-    return out
+            yield i, (state_at[e.request_id], kind_of[e.request_id], error_of(e.response))
+
+
+def cells_of(events: Sequence[Event], extras: Sequence[Mapping[str, Any]]) -> Counter[Cell]:
+    """Count the cells one history reached."""
+    return Counter(cell for _, cell in reached(events, extras))
 
 
 def summarise(

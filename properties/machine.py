@@ -515,7 +515,7 @@ class EngineMachine(RuleBasedStateMachine):
         if self.failed_check is not None or not candidates:
             return False
         local = cells_of(self.engine.events, self.engine.extras)
-        known = self._universe()
+        known = CLASSIC_UNIVERSE
 
         for cell in self.aim_goals_here:
             local[cell] += 1
@@ -556,9 +556,6 @@ class EngineMachine(RuleBasedStateMachine):
             self.aim_sent.add(command)
         action()
         return least < AIM_ANY
-
-    def _universe(self) -> frozenset[Cell]:
-        return CLASSIC_UNIVERSE
 
     # ------------------------------------------------------------------ invariants
     @invariant()
