@@ -78,6 +78,35 @@ def group_settings(cluster: Cluster, node_id: int | None = None) -> dict[str, in
     return out
 
 
+def migration_policy(cluster: Cluster) -> str | None:
+    """The broker's ``group.consumer.migration.policy`` (lower case), or None if it does not
+    say (not Apache Kafka 4.x, or DescribeConfigs refused)."""
+    cluster.refresh_metadata()
+    node_id = min(b.node_id for b in cluster.metadata().brokers)
+    req = DescribeConfigsRequest(
+        resources=[
+            DescribeConfigsRequest.DescribeConfigsResource(
+                resource_type=BROKER_RESOURCE,
+                resource_name=str(node_id),
+                configuration_keys=None,
+            )
+        ],
+        include_synonyms=False,
+        include_documentation=False,
+    )
+    try:
+        resp = cluster.connection(node_id).request(req)
+    except Exception:  # noqa: BLE001 - a broker that cannot say is assumed at Kafka's default
+        return None
+    for result in resp.results:
+        if result.error_code != 0:
+            return None
+        for entry in result.configs:
+            if entry.name == "group.consumer.migration.policy" and entry.value is not None:
+                return str(entry.value).lower()
+    return None
+
+
 def _settings_in(resp: DescribeConfigsResponse, node_id: int) -> dict[str, int]:
     out: dict[str, int] = {}
     for result in resp.results:

@@ -23,10 +23,12 @@ def open_broker(
     mode: str | None = None,
     nodes: int = 1,
     implementation: str | None = None,
+    config: dict[str, str] | None = None,
 ) -> Iterator[Any]:
     """Yield a started broker provider (``bootstrap_servers``, ``describe()``, …); stop it after
     if this function started it. Bad input raises a one-line ``KgcError``. ``implementation``
-    names a Kafka-compatible broker kgc launches itself (``IMPLEMENTATIONS``)."""
+    names a Kafka-compatible broker kgc launches itself (``IMPLEMENTATIONS``). ``config``: broker
+    settings for an embedded Apache Kafka (ignored for any other broker)."""
     if implementation not in (None, "apache-kafka"):
         from kgc.conformance.implementations import launched
 
@@ -42,7 +44,7 @@ def open_broker(
         from kgc.conformance.maven import DEFAULT_KAFKA_VERSION
 
         version = kafka_version or DEFAULT_KAFKA_VERSION
-        broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode)
+        broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode, config=config)
     broker.start()
     try:
         yield broker

@@ -271,7 +271,11 @@ def run_suite(
             description["unsupported_requests"] = dict(negotiated.unsupported)
         # a broker that refuses the suite's short sessions gets the same search, slower; the
         # consumer protocol's session is the broker's own setting, not drawn, so not scaled
-        time_scale = time_scale_for(description["group_config"]) if protocol == "classic" else 1
+        time_scale = (
+            time_scale_for(description["group_config"])
+            if protocol in ("classic", "migration")
+            else 1
+        )
         if time_scale > 1:
             description["time_scale"] = time_scale
         result = SuiteResult(profile=profile, seed=seed, target=description)
@@ -286,6 +290,15 @@ def run_suite(
                 reuse_connections=reuse_connections,
             )
             scenario = "consumer" if scenario == "classic" else scenario
+        elif protocol == "migration":
+            driven = migration_workload(
+                cluster,
+                description,
+                topic=topic,
+                factory=model_factory,
+                reuse_connections=reuse_connections,
+            )
+            scenario = "migration" if scenario == "classic" else scenario
         elif workload is None:
             record = model_manifest(description)
             factory = model_factory or build
@@ -353,8 +366,11 @@ def run_suite(
                 **{
                     api: tuple(vs)
                     for api, vs in description["request_versions"].items()
-                    if protocol == "consumer"
-                    and (api in CONSUMER_API_KEYS or api in OFFSET_API_KEYS)
+                    if (
+                        protocol == "consumer"
+                        and (api in CONSUMER_API_KEYS or api in OFFSET_API_KEYS)
+                    )
+                    or (protocol == "migration" and api in CONSUMER_API_KEYS)
                 },
                 **(versions or {}),
             },
@@ -363,7 +379,7 @@ def run_suite(
             on_example_end=on_example_end,
             topic=topic,
             time_scale=time_scale,
-            wait_when_parked=protocol == "classic"
+            wait_when_parked=protocol in ("classic", "migration")
             and int(description["group_config"].get("group.initial.rebalance.delay.ms") or 0) > 0,
         )
         ctx.new_group_id = lambda: f"{group_prefix}{run_id}-{next(counter)}"
@@ -504,6 +520,57 @@ def consumer_workload(
         ),
         new_model=lambda gid: build(record, gid),
         machine=consumer_machine_for,  # type: ignore[arg-type]
+        model_record=record,
+    )
+
+
+def migration_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    *,
+    topic: str,
+    factory: Callable[[dict[str, Any], str], Model[Any]] | None = None,
+    reuse_connections: bool = True,
+) -> Workload:
+    """Classic clients and KIP-848 consumers on one group id (``MigratingGroupModel``,
+    ``properties/migration_machine.py``). The broker must run the consumer protocol (as for
+    :func:`consumer_workload`) with a ``group.consumer.migration.policy`` the model covers, else
+    :class:`ProtocolUnsupported` before any example."""
+    from kgc.conformance.broker_target import BrokerTarget
+    from kgc.conformance.brokerconfig import migration_policy
+    from kgc.conformance.errors import ProtocolUnsupported
+    from kgc.engine.registry import MIGRATION_POLICY, build_migration, migration_manifest
+    from kgc.model.migration import MODELLED_POLICIES, MigrationConfig, PolicyNotModelled
+    from kgc.properties.migration_machine import migration_machine_for
+
+    classic_versions = dict(description.get("request_versions") or {})
+    consumer_workload(cluster, description, topic=topic)  # checks and negotiates the protocol
+    # the classic clients commit and fetch with the classic machine's versions
+    for api in OFFSET_API_KEYS:
+        if api in classic_versions:
+            description["request_versions"][api] = classic_versions[api]
+    group_config = description.setdefault("group_config", {})
+    sources = description.setdefault("fact_sources", {})
+    if MIGRATION_POLICY not in group_config:
+        read = migration_policy(cluster)
+        group_config[MIGRATION_POLICY] = read or "bidirectional"
+        sources[MIGRATION_POLICY] = "read" if read else "assumed"
+    try:
+        MigrationConfig(migration_policy=str(group_config[MIGRATION_POLICY]))
+    except PolicyNotModelled as exc:
+        source = sources.get(MIGRATION_POLICY, "given")
+        raise ProtocolUnsupported(
+            f"{exc} (this broker's: {source}); start it with {MIGRATION_POLICY}="
+            f"{MODELLED_POLICIES[0]} (kgc's embedded broker does for --protocol migration)"
+        ) from None
+    record = migration_manifest(description, {topic: TOPIC_PARTITIONS})
+    build = factory or build_migration
+    return Workload(
+        open_target=lambda gid: BrokerTarget(
+            cluster, gid, description=description, reuse_connections=reuse_connections
+        ),
+        new_model=lambda gid: build(record, gid),
+        machine=migration_machine_for,  # type: ignore[arg-type]
         model_record=record,
     )
 

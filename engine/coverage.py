@@ -277,6 +277,34 @@ def consumer_universe() -> list[Cell]:
     ]
 
 
+# One group id used by both protocols (``model/migration.py``, the policy ``disabled``): the cells
+# of the crossing rules, where a request of one protocol meets the other's group. A group state is
+# named by its type: ``classic/Stable``, ``consumer/Empty`` (``MigratingGroupModel.group_state``).
+_CLASSIC_KINDS = (
+    "classic/Empty",
+    "classic/PreparingRebalance",
+    "classic/CompletingRebalance",
+    "classic/Stable",
+)
+_CONSUMER_KINDS = ("consumer/Empty", "consumer/Stable", "consumer/Reconciling")
+
+
+def migration_universe() -> list[Cell]:
+    """The crossing cells (rules 1-4 of ``model/migration.py``)."""
+    cells: list[Cell] = [("classic/Empty", "ConsumerGroupHeartbeat", "NONE")]  # rule 1: deleted
+    cells += [(s, "ConsumerGroupHeartbeat", "GROUP_ID_NOT_FOUND") for s in _CLASSIC_KINDS]
+    cells += [(s, "ConsumerGroupDescribe", "GROUP_ID_NOT_FOUND") for s in _CLASSIC_KINDS]
+    cells += [("consumer/Empty", "JoinGroup", e) for e in ("NONE", "MEMBER_ID_REQUIRED")]
+    for s in _CONSUMER_KINDS:
+        if s != "consumer/Empty":  # rule 2: a group with members refuses classic members
+            cells.append((s, "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL"))
+            cells.append((s, "LeaveGroup", "NONE"))  # a consumer member removed by LeaveGroup
+        cells += [(s, r, "UNKNOWN_MEMBER_ID") for r in ("SyncGroup", "Heartbeat", "LeaveGroup")]
+        cells += [(s, "DescribeGroups", e) for e in ("NONE", "GROUP_ID_NOT_FOUND")]
+    cells.append(("Dead", "OffsetCommit", "NONE"))  # rule 4: a simple classic group is made
+    return cells
+
+
 def excluded() -> dict[Cell, str]:
     """Every cell left out of :func:`universe`, with the reason."""
     out: dict[Cell, str] = {}
@@ -385,6 +413,8 @@ def summarise(
     the cells its setup cannot give (:func:`unreachable_on`), listed under ``unreachable``."""
     reached = dict(counts) if isinstance(counts, Mapping) else dict(counts)
     off = set(unsupported)
+    if protocol == "migration":
+        return _summarise_migration(reached)
     consumer = protocol == "consumer"
     all_cells = consumer_universe() if consumer else universe()
     needs_setup = CONSUMER_NEEDS_SETUP if consumer else NEEDS_SETUP
@@ -410,4 +440,22 @@ def summarise(
             for (s, r, e) in cells
             if reached.get((s, r, e), 0) == 0 and (s, r, e) in needs_setup
         ],
+    }
+
+
+def _summarise_migration(reached: dict[Cell, int]) -> dict[str, Any]:
+    """:func:`summarise` for the migration machine: the crossing cells only (each protocol's
+    own cells are its own machine's to cover)."""
+    cells = migration_universe()
+    hit = [c for c in cells if reached.get(c, 0) > 0]
+    return {
+        "unreachable": {},
+        "cells": len(cells),
+        "reached": len(hit),
+        "percent": 100.0 * len(hit) / len(cells),
+        "never": [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0],
+        "outside_universe": [],
+        "unsupported": [],
+        "excluded": 0,
+        "never_needs_setup": [],
     }

@@ -111,10 +111,13 @@ def model_from_manifest(manifest: dict[str, Any]) -> Any:
         return build_cluster(record, group_id)
     if name == "ConsumerGroupModel":
         return build_consumer(record, group_id)
+    if name == "MigratingGroupModel":
+        return build_migration(record, group_id)
     if name != "ClassicGroupModel":
         raise ValueError(
             f"field 'manifest.model.name': unknown model {name!r} "
-            "(known: ClassicGroupModel, ClusterGroupModel, ConsumerGroupModel)"
+            "(known: ClassicGroupModel, ClusterGroupModel, ConsumerGroupModel, "
+            "MigratingGroupModel)"
         )
     return build(record, group_id)
 
@@ -196,3 +199,50 @@ def build_cluster(model: dict[str, Any], group_id: str) -> Any:
             f"field 'manifest.model.coordinator': expected a node id, got {coordinator!r}"
         )
     return ClusterGroupModel(classic.config, coordinator=coordinator)
+
+
+def migration_manifest(
+    description: dict[str, Any], topics: dict[str, int], *, reorder: bool = True
+) -> dict[str, Any]:
+    """The manifest's ``model`` record for one group id used by both protocols
+    (:class:`~kgc.model.migration.MigratingGroupModel`): the classic and the consumer records
+    (each without a reorder window: the mixed model holds requests back itself) and the
+    broker's ``group.consumer.migration.policy`` (Kafka's default when it does not say)."""
+    classic = model_manifest(description, reorder=False)
+    consumer = consumer_manifest(description, topics, reorder=False)
+    policy = (description.get("group_config") or {}).get(MIGRATION_POLICY) or "bidirectional"
+    record: dict[str, Any] = {
+        "name": "MigratingGroupModel",
+        "profile": classic["profile"],
+        "classic": classic["config"],
+        "consumer": consumer["config"],
+        "migration_policy": str(policy),
+    }
+    if reorder:
+        record["reorder_window_ms"] = REORDER_WINDOW_MS
+    return record
+
+
+MIGRATION_POLICY = "group.consumer.migration.policy"
+
+
+def build_migration(model: dict[str, Any], group_id: str) -> Any:
+    """The model a ``MigratingGroupModel`` record describes; a policy the model does not cover
+    raises :class:`~kgc.model.migration.PolicyNotModelled` (a ``ValueError``)."""
+    from kgc.model.migration import MigratingGroupModel, MigrationConfig
+
+    classic = build(
+        {"profile": model.get("profile", KAFKA_4_X.name), "config": model.get("classic")}, group_id
+    )
+    consumer = build_consumer({"config": model.get("consumer")}, group_id)
+    window = model.get("reorder_window_ms", 0.0)
+    if not isinstance(window, int | float):
+        raise ValueError(f"field 'manifest.model.reorder_window_ms': expected ms, got {window!r}")
+    return MigratingGroupModel(
+        MigrationConfig(
+            classic=classic.config,
+            consumer=consumer.config,
+            migration_policy=str(model.get("migration_policy", "bidirectional")),
+            reorder_window_ms=float(window),
+        )
+    )

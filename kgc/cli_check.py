@@ -88,10 +88,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
     p.add_argument(
         "--protocol",
-        choices=("classic", "consumer"),
+        choices=("classic", "consumer", "migration"),
         default="classic",
-        help="the group protocol to check: classic (JoinGroup/SyncGroup, default) or consumer "
-        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x)",
+        help="the group protocol to check: classic (JoinGroup/SyncGroup, default), consumer "
+        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x) or migration (both on one group id; the "
+        "embedded broker runs with group.consumer.migration.policy=disabled)",
     )
 
 
@@ -122,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
         kafka_version=args.kafka_version,
         mode=args.mode,
         implementation=args.implementation,
+        # the only policy ``model/migration.py`` covers so far
+        config=(
+            {"group.consumer.migration.policy": "disabled"}
+            if args.protocol == "migration"
+            else None
+        ),
     ) as broker:
         description = description_of(broker)
         if rules is not None:

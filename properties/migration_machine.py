@@ -1,0 +1,187 @@
+"""Both protocols on one group id: the classic machine's clients and KIP-848 consumers side by
+side, checked against :class:`~kgc.model.migration.MigratingGroupModel`.
+
+The classic clients are :class:`~kgc.properties.machine.GroupMachine`'s, with all its rules and
+invariants. Up to :data:`MAX_CONSUMERS` consumers join beside them with ConsumerGroupHeartbeat, as
+a consumer with ``group.protocol=consumer`` does (``ConsumerMembershipManager``): a member id of
+its own (KIP-1082), epoch 0 to join with a full request, then the epoch and the partitions it was
+last given; on ``FENCED_MEMBER_EPOCH``, ``UNKNOWN_MEMBER_ID`` or ``GROUP_ID_NOT_FOUND`` it drops its
+partitions and joins again. So the group id passes from one protocol to the other whenever one
+side's group is Empty, and each side meets the other's group while it has members: what the
+crossing rules of ``model/migration.py`` are about.
+
+``aim`` is off here: its candidates and cells are the classic machine's alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, initialize, rule
+from kgc.model.commands import (
+    ConsumerGroupDescribe,
+    ConsumerGroupHeartbeat,
+    ConsumerGroupHeartbeatResponse,
+    Response,
+    TopicPartition,
+)
+from kgc.model.errors import FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
+from kgc.properties.machine import VERSION_INDEX, GroupMachine, SuiteContext
+
+MAX_CONSUMERS = 2
+REBALANCE_TIMEOUTS_MS = (1000, 2000)
+# ConsumerGroupHeartbeat and ConsumerGroupDescribe versions when no broker negotiated them
+CONSUMER_VERSIONS = (0, 1)
+
+
+@dataclass(slots=True)
+class Consumer:
+    """What one KIP-848 consumer knows from its own answers."""
+
+    client: str
+    rebalance_timeout_ms: int
+    ids: int = 0
+    member_id: str = ""
+    member_epoch: int = 0  # 0: not in the group; the next heartbeat joins
+    owned: tuple[TopicPartition, ...] = ()
+
+    def fresh_id(self) -> str:
+        self.ids += 1
+        self.member_id = f"{self.client}-{self.ids}"
+        return self.member_id
+
+
+class MigrationMachine(GroupMachine):
+    """Classic clients and consumers on one group id (:func:`migration_machine_for` binds it)."""
+
+    consumers = Bundle("migration_consumers")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.consumer_views: dict[str, Consumer] = {}
+
+    def _consumer_version(self, api: str, vi: int) -> int:
+        choices = self.context.versions.get(api) or CONSUMER_VERSIONS
+        return choices[vi % len(choices)]
+
+    def aim(self, plan: tuple[int, int, int]) -> None:  # not a rule here (module docstring)
+        return None
+
+    def _learn(self, request: Any, response: Response) -> None:
+        k = self.consumer_views.get(request.client)
+        if k is None:
+            super()._learn(request, response)
+            return
+        if not isinstance(response, ConsumerGroupHeartbeatResponse):
+            return
+        if not isinstance(request, ConsumerGroupHeartbeat) or request.member_id != k.member_id:
+            return
+        if response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND) or (
+            response.error == NONE and request.member_epoch < 0
+        ):
+            k.member_epoch, k.owned = 0, ()
+            return
+        if response.error != NONE:
+            return
+        k.member_epoch = response.member_epoch
+        if response.assignment is not None:
+            k.owned = response.assignment
+
+    def _add_consumer(self, rebalance: int) -> str:
+        if len(self.consumer_views) >= MAX_CONSUMERS:
+            return f"k{MAX_CONSUMERS}"
+        name = f"k{len(self.consumer_views) + 1}"
+        self.consumer_views[name] = Consumer(client=name, rebalance_timeout_ms=rebalance)
+        return name
+
+    @initialize(
+        target=consumers,
+        rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS),
+        first=st.booleans(),
+        vi=VERSION_INDEX,
+    )
+    def first_consumer(self, rebalance: int, first: bool, vi: int) -> str:
+        """A consumer from the start; with ``first`` it joins before anything else, so the group
+        id starts as a consumer group and the classic clients meet it."""
+        name = self._add_consumer(rebalance)
+        if first:
+            self._heartbeat(name, vi)
+        return name
+
+    @rule(target=consumers, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
+    def new_consumer(self, rebalance: int) -> str:
+        """Another consumer (at most :data:`MAX_CONSUMERS`; one drawn past that is the last one
+        again, so the draw never depends on what the machine did)."""
+        return self._add_consumer(rebalance)
+
+    @rule(side=st.sampled_from(("classic", "consumer")), vi=VERSION_INDEX)
+    def all_leave(self, side: str, vi: int) -> None:
+        """Every member of one protocol leaves, so the group id can pass to the other one."""
+        if side == "consumer":
+            for name, k in self.consumer_views.items():
+                if k.member_epoch > 0:
+                    self._heartbeat(name, vi, epoch=-1)
+            return
+        version = self.context.version("LeaveGroup", vi)
+        for name, v in self.views.items():
+            if v.member_id and self._idle(name):
+                command = v.leave_group(version=version, who="self")
+                if command is not None:
+                    self._run(command)
+
+    def _heartbeat(self, client: str, vi: int, *, epoch: int | None = None) -> None:
+        if not self._idle(client):
+            return
+        k = self.consumer_views[client]
+        e = k.member_epoch if epoch is None else epoch
+        if e == 0 and not k.member_id:
+            k.fresh_id()
+        fields: dict[str, Any] = {}
+        if e == 0:
+            fields = {
+                "rebalance_timeout_ms": k.rebalance_timeout_ms,
+                "subscribed_topic_names": (self.topic,),
+                "topic_partitions": (),
+            }
+        elif e > 0:
+            fields = {"topic_partitions": k.owned}
+        self._run(
+            ConsumerGroupHeartbeat(
+                client=client,
+                member_id=k.member_id,
+                member_epoch=e,
+                version=self._consumer_version("ConsumerGroupHeartbeat", vi),
+                **fields,
+            )
+        )
+
+    @rule(consumer=consumers, vi=VERSION_INDEX)
+    def consumer_heartbeat(self, consumer: str, vi: int) -> None:
+        """Join (epoch 0) or heartbeat with the epoch and partitions last given."""
+        self._heartbeat(consumer, vi)
+
+    @rule(consumer=consumers, vi=VERSION_INDEX)
+    def consumer_leave(self, consumer: str, vi: int) -> None:
+        if self.consumer_views[consumer].member_id:
+            self._heartbeat(consumer, vi, epoch=-1)
+
+    @rule(consumer=consumers, vi=VERSION_INDEX)
+    def consumer_stale_epoch(self, consumer: str, vi: int) -> None:
+        """A heartbeat with an epoch the consumer has not been given (one past its own): what a
+        consumer still holding its epoch from a group that is no longer there sends."""
+        k = self.consumer_views[consumer]
+        if k.member_id:
+            self._heartbeat(consumer, vi, epoch=k.member_epoch + 1)
+
+    @rule(consumer=consumers, vi=VERSION_INDEX)
+    def consumer_describe(self, consumer: str, vi: int) -> None:
+        if self._idle(consumer):
+            version = self._consumer_version("ConsumerGroupDescribe", vi)
+            self._run(ConsumerGroupDescribe(client=consumer, version=version))
+
+
+def migration_machine_for(context: SuiteContext) -> type[MigrationMachine]:
+    """A concrete migration machine bound to ``context``."""
+    return type("MigrationMachineUnderTest", (MigrationMachine,), {"context": context})
