@@ -142,7 +142,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # ---------------------------------------------------------------------------------------- brokers
 
 
-def _open(config: pytest.Config, nodes: int) -> Generator[Any, None, None]:
+def _open(
+    config: pytest.Config, nodes: int, settings: dict[str, str] | None = None
+) -> Generator[Any, None, None]:
     from kgc.conformance.session import open_broker
 
     with open_broker(
@@ -150,6 +152,7 @@ def _open(config: pytest.Config, nodes: int) -> Generator[Any, None, None]:
         kafka_version=config.getoption("--kgc-kafka-version"),
         mode=config.getoption("--kgc-mode"),
         nodes=nodes,
+        config=settings,
     ) as broker:
         try:
             yield broker
@@ -184,6 +187,19 @@ def _keep_logs(folder: str | None, broker: Any) -> None:
 def kgc_broker(pytestconfig: pytest.Config) -> Iterator[Any]:
     """A started Kafka (embedded single node, or ``--kgc-bootstrap-server``) for the session."""
     yield from _open(pytestconfig, nodes=1)
+
+
+@pytest.fixture(scope="module")
+def kgc_migration_broker(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """A started Kafka for the mixed-protocol suite: embedded with
+    ``group.consumer.migration.policy=disabled`` (the policy ``model/migration.py`` covers), or
+    the ``--kgc-bootstrap-server`` broker as it is."""
+    settings = None
+    if not pytestconfig.getoption("--kgc-bootstrap-server"):
+        version = str(pytestconfig.getoption("--kgc-kafka-version") or "4")
+        if version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 4:
+            settings = {"group.consumer.migration.policy": "disabled"}
+    yield from _open(pytestconfig, nodes=1, settings=settings)
 
 
 @pytest.fixture(scope="session")

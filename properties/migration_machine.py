@@ -20,18 +20,28 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
+from kgc.model.client_view import simple_commit
 from kgc.model.commands import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
+    LeaveGroup,
+    MemberIdentity,
     Response,
     TopicPartition,
+    TopicPartitionOffset,
 )
 from kgc.model.errors import FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
 from kgc.properties.machine import VERSION_INDEX, GroupMachine, SuiteContext
 
 MAX_CONSUMERS = 2
 REBALANCE_TIMEOUTS_MS = (1000, 2000)
+CONSUMER_ACTIONS = (
+    "beat",
+    "beat",
+    "leave",
+    "stale",
+)  # ``consumers_act``; heartbeats twice as often
 # ConsumerGroupHeartbeat and ConsumerGroupDescribe versions when no broker negotiated them
 CONSUMER_VERSIONS = (0, 1)
 
@@ -99,16 +109,32 @@ class MigrationMachine(GroupMachine):
     @initialize(
         target=consumers,
         rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS),
-        first=st.booleans(),
+        first=st.sampled_from(("commit", "join", "none")),
         vi=VERSION_INDEX,
     )
-    def first_consumer(self, rebalance: int, first: bool, vi: int) -> str:
-        """A consumer from the start; with ``first`` it joins before anything else, so the group
-        id starts as a consumer group and the classic clients meet it."""
+    def first_consumer(self, rebalance: int, first: str, vi: int) -> str:
+        """A consumer from the start. ``first``: it joins before anything else (the group id
+        starts as a consumer group, which the classic clients meet), or it commits an offset
+        from outside any membership (generation -1), which makes an Empty classic group with
+        offsets: one the coordinator's cleanup never deletes, so each Empty state after it is
+        certain, and its cells count (an Empty group without offsets may be gone at any moment:
+        the model cannot say which, and its cells go to ``?``)."""
         name = self._add_consumer(rebalance)
-        if first:
+        if first == "join":
             self._heartbeat(name, vi)
+        elif first == "commit":
+            offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),)
+            self._run(
+                simple_commit(
+                    name, offsets=offsets, version=self.context.version("OffsetCommit", vi)
+                )
+            )
         return name
+
+    @initialize(target=consumers, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
+    def second_consumer(self, rebalance: int) -> str:
+        """Two consumers from the start: one may revoke while the other waits (Reconciling)."""
+        return self._add_consumer(rebalance)
 
     @rule(target=consumers, rebalance=st.sampled_from(REBALANCE_TIMEOUTS_MS))
     def new_consumer(self, rebalance: int) -> str:
@@ -116,13 +142,16 @@ class MigrationMachine(GroupMachine):
         again, so the draw never depends on what the machine did)."""
         return self._add_consumer(rebalance)
 
-    @rule(side=st.sampled_from(("classic", "consumer")), vi=VERSION_INDEX)
-    def all_leave(self, side: str, vi: int) -> None:
-        """Every member of one protocol leaves, so the group id can pass to the other one."""
+    @rule(side=st.sampled_from(("classic", "consumer")), vi=VERSION_INDEX, take_over=st.booleans())
+    def hand_over(self, side: str, vi: int, take_over: bool) -> None:
+        """Every member of one protocol leaves, so the group id can pass to the other one; with
+        ``take_over`` a client of the other protocol then joins at once."""
         if side == "consumer":
             for name, k in self.consumer_views.items():
                 if k.member_epoch > 0:
                     self._heartbeat(name, vi, epoch=-1)
+            if take_over and self.views:
+                self._enter(min(self.views), self.context.version("JoinGroup", vi))
             return
         version = self.context.version("LeaveGroup", vi)
         for name, v in self.views.items():
@@ -130,6 +159,8 @@ class MigrationMachine(GroupMachine):
                 command = v.leave_group(version=version, who="self")
                 if command is not None:
                     self._run(command)
+        if take_over and self.consumer_views:
+            self._heartbeat(min(self.consumer_views), vi)
 
     def _heartbeat(self, client: str, vi: int, *, epoch: int | None = None) -> None:
         if not self._idle(client):
@@ -174,6 +205,39 @@ class MigrationMachine(GroupMachine):
         k = self.consumer_views[consumer]
         if k.member_id:
             self._heartbeat(consumer, vi, epoch=k.member_epoch + 1)
+
+    @rule(client=GroupMachine.clients, consumer=consumers, vi=VERSION_INDEX)
+    def remove_consumer(self, client: str, consumer: str, vi: int) -> None:
+        """A classic client's LeaveGroup (v3+) naming a consumer's member id, as an admin tool
+        removing members does: a consumer group removes that member (``model/migration.py``,
+        rule 3)."""
+        k = self.consumer_views[consumer]
+        version = self.context.version_from("LeaveGroup", 3, vi)
+        if k.member_id and version is not None and not self._busy(client):
+            who = (MemberIdentity(member_id=k.member_id),)
+            self._run(LeaveGroup(client=client, members=who, version=version))
+
+    @rule(
+        plan=st.lists(
+            st.tuples(st.integers(0, MAX_CONSUMERS - 1), st.sampled_from(CONSUMER_ACTIONS)),
+            min_size=1,
+            max_size=4,
+        ),
+        vi=VERSION_INDEX,
+    )
+    def consumers_act(self, plan: list[tuple[int, str]], vi: int) -> None:
+        """Several consumer steps in one rule (one drawn argument, so Hypothesis draws it as
+        often as any classic rule, which are many more): heartbeats, leaves, a stale epoch."""
+        names = sorted(self.consumer_views)
+        for index, action in plan:
+            name = names[index % len(names)]
+            k = self.consumer_views[name]
+            if action == "beat":
+                self._heartbeat(name, vi)
+            elif k.member_id and action == "leave":
+                self._heartbeat(name, vi, epoch=-1)
+            elif k.member_id and action == "stale":
+                self._heartbeat(name, vi, epoch=k.member_epoch + 1)
 
     @rule(consumer=consumers, vi=VERSION_INDEX)
     def consumer_describe(self, consumer: str, vi: int) -> None:
