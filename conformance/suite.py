@@ -534,13 +534,12 @@ def migration_workload(
 ) -> Workload:
     """Classic clients and KIP-848 consumers on one group id (``MigratingGroupModel``,
     ``properties/migration_machine.py``). The broker must run the consumer protocol (as for
-    :func:`consumer_workload`) with a ``group.consumer.migration.policy`` the model covers, else
-    :class:`ProtocolUnsupported` before any example."""
+    :func:`consumer_workload`), else :class:`ProtocolUnsupported` before any example; its
+    ``group.consumer.migration.policy`` is read (Kafka's default, ``bidirectional``, if it does
+    not say)."""
     from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.brokerconfig import migration_policy
-    from kgc.conformance.errors import ProtocolUnsupported
     from kgc.engine.registry import MIGRATION_POLICY, build_migration, migration_manifest
-    from kgc.model.migration import MODELLED_POLICIES, MigrationConfig, PolicyNotModelled
     from kgc.properties.migration_machine import migration_machine_for
 
     classic_versions = dict(description.get("request_versions") or {})
@@ -555,14 +554,6 @@ def migration_workload(
         read = migration_policy(cluster)
         group_config[MIGRATION_POLICY] = read or "bidirectional"
         sources[MIGRATION_POLICY] = "read" if read else "assumed"
-    try:
-        MigrationConfig(migration_policy=str(group_config[MIGRATION_POLICY]))
-    except PolicyNotModelled as exc:
-        source = sources.get(MIGRATION_POLICY, "given")
-        raise ProtocolUnsupported(
-            f"{exc} (this broker's: {source}); start it with {MIGRATION_POLICY}="
-            f"{MODELLED_POLICIES[0]} (kgc's embedded broker does for --protocol migration)"
-        ) from None
     record = migration_manifest(description, {topic: TOPIC_PARTITIONS})
     build = factory or build_migration
     return Workload(

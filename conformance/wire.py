@@ -580,7 +580,9 @@ def decode(
             members = sorted(
                 (
                     m.ConsumerMember(
-                        member_id=x.member_id,
+                        # a classic member of a consumer group (online migration) has an id the
+                        # broker made: its symbolic name, as in every other answer
+                        member_id=name(x.member_id),
                         instance_id=x.instance_id,
                         member_epoch=x.member_epoch,
                         subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),

@@ -277,9 +277,10 @@ def consumer_universe() -> list[Cell]:
     ]
 
 
-# One group id used by both protocols (``model/migration.py``, the policy ``disabled``): the cells
-# of the crossing rules, where a request of one protocol meets the other's group. A group state is
-# named by its type: ``classic/Stable``, ``consumer/Empty`` (``MigratingGroupModel.group_state``).
+# One group id used by both protocols (``model/migration.py``): the cells of the crossing rules,
+# where a request of one protocol meets the other's group. A group state is named by its type:
+# ``classic/Stable``, ``consumer/Empty`` (``MigratingGroupModel.group_state``). Which cells a
+# broker can give depends on its ``group.consumer.migration.policy``.
 _CLASSIC_KINDS = (
     "classic/Empty",
     "classic/PreparingRebalance",
@@ -289,18 +290,30 @@ _CLASSIC_KINDS = (
 _CONSUMER_KINDS = ("consumer/Empty", "consumer/Stable", "consumer/Reconciling")
 
 
-def migration_universe() -> list[Cell]:
-    """The crossing cells (rules 1-4 of ``model/migration.py``)."""
+def migration_universe(policy: str = "bidirectional") -> list[Cell]:
+    """The crossing cells (rules 1-4 of ``model/migration.py``) under ``policy``."""
+    upgrade = policy in ("bidirectional", "upgrade")
+    mixed = policy != "disabled"  # classic members may join a consumer group with members
     cells: list[Cell] = [("classic/Empty", "ConsumerGroupHeartbeat", "NONE")]  # rule 1: deleted
     cells += [(s, "ConsumerGroupHeartbeat", "GROUP_ID_NOT_FOUND") for s in _CLASSIC_KINDS]
     cells += [(s, "ConsumerGroupDescribe", "GROUP_ID_NOT_FOUND") for s in _CLASSIC_KINDS]
+    if upgrade:  # a consumer member converts a classic group with members
+        cells += [(s, "ConsumerGroupHeartbeat", "NONE") for s in _CLASSIC_KINDS[1:]]
     cells += [("consumer/Empty", "JoinGroup", e) for e in ("NONE", "MEMBER_ID_REQUIRED")]
     for s in _CONSUMER_KINDS:
-        if s != "consumer/Empty":  # rule 2: a group with members refuses classic members
-            cells.append((s, "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL"))
-            cells.append((s, "LeaveGroup", "NONE"))  # a consumer member removed by LeaveGroup
         cells += [(s, r, "UNKNOWN_MEMBER_ID") for r in ("SyncGroup", "Heartbeat", "LeaveGroup")]
         cells += [(s, "DescribeGroups", e) for e in ("NONE", "GROUP_ID_NOT_FOUND")]
+        if s == "consumer/Empty":
+            continue
+        cells.append((s, "LeaveGroup", "NONE"))  # a member removed by a classic LeaveGroup
+        if not mixed:  # rule 2: a group with members refuses classic members
+            cells.append((s, "JoinGroup", "INCONSISTENT_GROUP_PROTOCOL"))
+            continue
+        # classic members of a consumer group (``classicGroup*ToConsumerGroup``)
+        cells += [(s, "JoinGroup", e) for e in ("NONE", "MEMBER_ID_REQUIRED")]
+        cells += [(s, "SyncGroup", e) for e in ("NONE", "REBALANCE_IN_PROGRESS")]
+        cells += [(s, "Heartbeat", e) for e in ("NONE", "REBALANCE_IN_PROGRESS")]
+        cells.append((s, "OffsetCommit", "NONE"))
     cells.append(("Dead", "OffsetCommit", "NONE"))  # rule 4: a simple classic group is made
     return cells
 
@@ -414,7 +427,10 @@ def summarise(
     reached = dict(counts) if isinstance(counts, Mapping) else dict(counts)
     off = set(unsupported)
     if protocol == "migration":
-        return _summarise_migration(reached)
+        policy = ((target or {}).get("group_config") or {}).get(
+            "group.consumer.migration.policy", "bidirectional"
+        )
+        return _summarise_migration(reached, str(policy))
     consumer = protocol == "consumer"
     all_cells = consumer_universe() if consumer else universe()
     needs_setup = CONSUMER_NEEDS_SETUP if consumer else NEEDS_SETUP
@@ -443,10 +459,10 @@ def summarise(
     }
 
 
-def _summarise_migration(reached: dict[Cell, int]) -> dict[str, Any]:
-    """:func:`summarise` for the migration machine: the crossing cells only (each protocol's
-    own cells are its own machine's to cover)."""
-    cells = migration_universe()
+def _summarise_migration(reached: dict[Cell, int], policy: str) -> dict[str, Any]:
+    """:func:`summarise` for the migration machine: the crossing cells under the broker's
+    ``policy`` only (each protocol's own cells are its own machine's to cover)."""
+    cells = migration_universe(policy)
     hit = [c for c in cells if reached.get(c, 0) > 0]
     return {
         "unreachable": {},

@@ -91,8 +91,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("classic", "consumer", "migration"),
         default="classic",
         help="the group protocol to check: classic (JoinGroup/SyncGroup, default), consumer "
-        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x) or migration (both on one group id; the "
-        "embedded broker runs with group.consumer.migration.policy=disabled)",
+        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x) or migration (both on one group id: online "
+        "upgrade and downgrade by the broker's group.consumer.migration.policy)",
     )
 
 
@@ -123,12 +123,6 @@ def run(args: argparse.Namespace) -> int:
         kafka_version=args.kafka_version,
         mode=args.mode,
         implementation=args.implementation,
-        # the only policy ``model/migration.py`` covers so far
-        config=(
-            {"group.consumer.migration.policy": "disabled"}
-            if args.protocol == "migration"
-            else None
-        ),
     ) as broker:
         description = description_of(broker)
         if rules is not None:

@@ -110,6 +110,7 @@ from kgc.model.commands import (
     OffsetFetch,
     OffsetFetchResponse,
     PartitionError,
+    Protocol,
     Request,
     Response,
     TopicPartition,
@@ -142,6 +143,8 @@ UNRELEASED_PARTITIONS = "UNRELEASED_PARTITIONS"
 # timer kinds, in the order they fire at one deadline
 SESSION = "session"
 REBALANCE = "rebalance"
+CLASSIC_JOIN = "classic-join"
+CLASSIC_SYNC = "classic-sync"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +186,15 @@ class ConsumerGroupConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClassicMeta:
+    """What a member of the classic protocol in a consumer group keeps of its JoinGroup
+    (``ConsumerGroupMemberMetadataValue.ClassicMemberMetadata``, ``model/migration.py``)."""
+
+    session_timeout_ms: int
+    protocols: tuple[Protocol, ...]  # (name, metadata), in the member's order
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Member:
     member_id: str
     instance_id: str | None = None
@@ -198,6 +210,9 @@ class Member:
     # ``ConsumerGroupMember.assignmentEpoch``): the target epoch when newly assigned, kept while
     # the member holds it, 0 after a static leave; sorted
     epochs: tuple[tuple[TP, int], ...] = ()
+    # set for a member of the classic protocol (``ConsumerGroupMember.useClassicProtocol``): only
+    # a group that took classic members has one (``model/migration.py``)
+    classic: ClassicMeta | None = None
 
     def assignment_epoch(self, tp: TP) -> int | None:
         for t, e in self.epochs:
@@ -226,6 +241,9 @@ class ConsumerGroupState:
     target: tuple[tuple[str, frozenset[TP]], ...] = ()  # member id -> target partitions, sorted
     session_deadlines: tuple[tuple[str, float], ...] = ()  # member id -> deadline, sorted by id
     rebalance_timers: tuple[tuple[str, int, float], ...] = ()  # (member id, epoch, deadline)
+    # a classic member's join and sync timeouts (``scheduleConsumerGroupJoinTimeoutIfAbsent``,
+    # ``scheduleConsumerGroupSyncTimeout``): (member id, CLASSIC_JOIN or CLASSIC_SYNC, deadline)
+    classic_timers: tuple[tuple[str, str, float], ...] = ()
     offsets: tuple[tuple[TP, int, str], ...] = ()  # committed (partition, offset, metadata), sorted
     outbox: tuple[Sent, ...] = ()
     now_ms: float = 0.0
@@ -369,6 +387,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
         out = [(t, SESSION, m) for m, t in state.session_deadlines]
         out += [(t, REBALANCE, f"{m}@{e}") for m, e, t in state.rebalance_timers]
+        out += [(t, kind, m) for m, kind, t in state.classic_timers]
         if state.deferred is not None:
             out.append((state.deferred.at_ms + self.config.reorder_window_ms, "deferred", ""))
         return sorted(out)
@@ -385,6 +404,14 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             assert d is not None
             return self.apply(replace(s, deferred=None), d.request_id, d.command, d.at_ms)
         if kind == SESSION:
+            return [self._remove(s, key)]
+        if kind in (CLASSIC_JOIN, CLASSIC_SYNC):  # ``consumerGroupFenceMemberOperation``
+            s = replace(
+                s,
+                classic_timers=tuple(
+                    x for x in s.classic_timers if (x[0], x[1]) != (key, kind)
+                ),
+            )
             return [self._remove(s, key)]
         member_id, _, epoch = key.rpartition("@")
         s = replace(s, rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id))
@@ -736,7 +763,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         member = s.member(c.member_id)
         if member is None:
             return UNKNOWN_MEMBER_ID
-        if c.version < 9:
+        if c.version < 9 and member.classic is None:
             return UNSUPPORTED_VERSION
         return None
 
@@ -764,6 +791,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             limit = self.config.offset_metadata_max_bytes
             tps = [TP(o.topic, o.partition) for o in valid if len(o.metadata) <= limit]
             error = stale_commit(member, c.generation_id, tps, self.config.commit_partition_epochs)
+            if error == STALE_MEMBER_EPOCH and member.classic is not None:
+                error = ILLEGAL_GENERATION  # a classic member hears of generations
         if error is not None:
             results += [
                 PartitionError(topic=o.topic, partition=o.partition, error=error) for o in valid
@@ -866,6 +895,7 @@ def fence_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
         group_epoch=s.group_epoch + 1,
         session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
         rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
+        classic_timers=tuple(x for x in s.classic_timers if x[0] != member_id),
     )
 
 
@@ -902,6 +932,7 @@ def _drop_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
         target=tuple((m, t) for m, t in s.target if m != member_id),
         session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
         rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
+        classic_timers=tuple(x for x in s.classic_timers if x[0] != member_id),
     )
 
 

@@ -55,11 +55,15 @@ Pure: no I/O, no clock, no randomness.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kgc.model.assignors import TopicPartition as TP
 from kgc.model.commands import (
+    NO_GENERATION,
+    NO_MEMBER_ID,
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     DescribeGroups,
@@ -77,38 +81,58 @@ from kgc.model.commands import (
     Response,
     SyncGroup,
     SyncGroupResponse,
+    member_name,
 )
 from kgc.model.consumer_group import (
+    CLASSIC_JOIN,
+    CLASSIC_SYNC,
+    STABLE,
+    UNRELEASED_PARTITIONS,
+    UNREVOKED_PARTITIONS,
+    ClassicMeta,
     ConsumerGroupConfig,
     ConsumerGroupModel,
     ConsumerGroupState,
+    Member,
     Sent,
+    _put_member,
     fence_member,
+    held_by_others,
 )
 from kgc.model.errors import (
     FENCED_INSTANCE_ID,
     GROUP_ID_NOT_FOUND,
+    GROUP_MAX_SIZE_REACHED,
+    ILLEGAL_GENERATION,
     INCONSISTENT_GROUP_PROTOCOL,
     INVALID_SESSION_TIMEOUT,
+    MEMBER_ID_REQUIRED,
     NONE,
+    REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
+    UNKNOWN_SERVER_ERROR,
 )
 from kgc.model.group import ClassicGroupModel
 from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig
+from kgc.model.rebalance import (
+    complete_join_future,
+    complete_sync_future,
+    prepare_rebalance,
+    reschedule_heartbeat,
+    select_protocol,
+)
 from kgc.model.state import EMPTY, CommittedOffset, Deferred, GroupState, Outgoing, with_outbox
+from kgc.model.state import STABLE as CLASSIC_STABLE
+from kgc.model.state import Member as ClassicMember
 from kgc.model.timed import TimedModel, Timer
+from kgc.model.txn import Txn, explore
 
 # ``ConsumerGroupMigrationPolicy``: the values Kafka accepts (case-insensitive)
 POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
-MODELLED_POLICIES = ("disabled",)
 CLASSIC = "classic"
 CONSUMER = "consumer"
 DEFERRED = ("mixed", "deferred")  # the held-back request's release (``TimedModel.invoke``)
-
-
-class PolicyNotModelled(ValueError):
-    """The broker converts groups with members online, which the model does not do yet."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,7 +142,7 @@ class MigrationConfig:
 
     classic: GroupConfig = field(default_factory=GroupConfig)
     consumer: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
-    migration_policy: str = "disabled"
+    migration_policy: str = "bidirectional"
     reorder_window_ms: float = 0.0
 
     def __post_init__(self) -> None:
@@ -127,12 +151,15 @@ class MigrationConfig:
             # ``ConsumerGroupMigrationPolicy.parse``: anything else is ``disabled``; the broker's
             # ConfigDef refuses it first, so no running broker has one
             raise ValueError(f"unknown group.consumer.migration.policy {self.migration_policy!r}")
-        if policy not in MODELLED_POLICIES:
-            raise PolicyNotModelled(
-                f"group.consumer.migration.policy={policy}: converting a group with members "
-                "online is not modelled yet; kgc models the mixed protocols with the policy "
-                "disabled"
-            )
+        object.__setattr__(self, "migration_policy", policy)
+
+    @property
+    def upgrade(self) -> bool:
+        return self.migration_policy in ("bidirectional", "upgrade")
+
+    @property
+    def downgrade(self) -> bool:
+        return self.migration_policy in ("bidirectional", "downgrade")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,10 +177,81 @@ def _classic_offsets(s: ConsumerGroupState) -> tuple[CommittedOffset, ...]:
     )
 
 
-def _consumer_offsets(s: GroupState) -> tuple[Any, ...]:
-    from kgc.model.assignors import TopicPartition as TP
-
+def _consumer_offsets(s: GroupState) -> tuple[tuple[TP, int, str], ...]:
     return tuple(sorted((TP(o.topic, o.partition), o.offset, o.metadata) for o in s.offsets))
+
+
+def _no_classic_group(s: GroupState) -> GroupState:
+    """The classic part once its group is gone: what is in flight and the ids it named stay."""
+    return GroupState(
+        issued_ids=s.issued_ids, unrevealed=s.unrevealed, outbox=s.outbox, now_ms=s.now_ms
+    )
+
+
+def _no_consumer_group(s: ConsumerGroupState) -> ConsumerGroupState:
+    return ConsumerGroupState(outbox=s.outbox, now_ms=s.now_ms, deferred=s.deferred)
+
+
+def _assignment_text(tps: frozenset[TP]) -> str:
+    """A member's partitions as the wire shows a ConsumerProtocolAssignment
+    (``conformance/wire.py``: canonical JSON, partitions ascending)."""
+    by_topic: dict[str, list[int]] = {}
+    for tp in sorted(tps):
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return json.dumps(by_topic, sort_keys=True)
+
+
+def _parsed_assignment(text: str, topics: Mapping[str, int]) -> frozenset[TP] | None:
+    """``ConsumerProtocol.deserializeConsumerProtocolAssignment``: None if it does not parse.
+    An empty assignment (a member that never synced) is ``EMPTY_ASSIGNMENT``: nothing."""
+    if text == "":
+        return frozenset()
+    if not text.startswith("{"):
+        return None
+    obj = json.loads(text)
+    return frozenset(TP(t, p) for t, ps in obj.items() for p in ps if 0 <= p < topics.get(t, 0))
+
+
+def _parsed_topics(metadata: str) -> tuple[str, ...] | None:
+    if not metadata.startswith("{"):
+        return None
+    return tuple(json.loads(metadata)["topics"])
+
+
+def _issue(classic: GroupState, client: str) -> tuple[GroupState, str]:
+    """A new member id for ``client`` (``Uuid.randomUuid`` in a consumer group): its next
+    symbolic name, shown to it in the same answer."""
+    counts = dict(classic.issued_ids)
+    n = counts.get(client, 0) + 1
+    counts[client] = n
+    return replace(classic, issued_ids=tuple(sorted(counts.items()))), member_name(client, n)
+
+
+def _with_timer(
+    s: ConsumerGroupState, member_id: str, kind: str, deadline: float, *, if_absent: bool = False
+) -> ConsumerGroupState:
+    timers = s.classic_timers
+    if if_absent and any((m, k) == (member_id, kind) for m, k, _ in timers):
+        return s
+    others = tuple(x for x in timers if (x[0], x[1]) != (member_id, kind))
+    return replace(s, classic_timers=tuple(sorted(others + ((member_id, kind, deadline),))))
+
+
+def _without_timer(s: ConsumerGroupState, member_id: str, kind: str) -> ConsumerGroupState:
+    return replace(
+        s, classic_timers=tuple(x for x in s.classic_timers if (x[0], x[1]) != (member_id, kind))
+    )
+
+
+def _session(s: ConsumerGroupState, member_id: str, deadline: float) -> ConsumerGroupState:
+    others = [x for x in s.session_deadlines if x[0] != member_id]
+    return replace(s, session_deadlines=tuple(sorted(others + [(member_id, deadline)])))
+
+
+def _waiting_on_unreleased(s: ConsumerGroupState, m: Member) -> bool:
+    """``ConsumerGroup.waitingOnUnreleasedPartition``: a partition of the member's target that
+    it has not been given is still held by another member."""
+    return any(held_by_others(s, m.member_id, tp) for tp in s.target_of(m.member_id) - m.assigned)
 
 
 class MigratingGroupModel(TimedModel[MixedState]):
@@ -166,7 +264,10 @@ class MigratingGroupModel(TimedModel[MixedState]):
         self.consumer = ConsumerGroupModel(replace(self.config.consumer, reorder_window_ms=0.0))
 
     def __repr__(self) -> str:
-        return f"MigratingGroupModel({self.config.classic.profile.name})"
+        return (
+            f"MigratingGroupModel({self.config.classic.profile.name}, "
+            f"{self.config.migration_policy})"
+        )
 
     # ------------------------------------------------------------------ Model
     def initial(self) -> MixedState:
@@ -246,10 +347,10 @@ class MigratingGroupModel(TimedModel[MixedState]):
                 replace(state, classic=c, now_ms=now)
                 for c in self.classic.fire(state.classic, (deadline, kind, key))
             ]
-        return [
-            replace(state, consumer=c, now_ms=now)
-            for c in self.consumer.fire(state.consumer, (deadline, kind, key))
-        ]
+        out: list[MixedState] = []
+        for c in self.consumer.fire(state.consumer, (deadline, kind, key)):
+            out += self._maybe_downgrade(state, replace(state, consumer=c, now_ms=now))
+        return out
 
     # ------------------------------------------------------------------ requests
     def apply(
@@ -263,12 +364,15 @@ class MigratingGroupModel(TimedModel[MixedState]):
             consumer=replace(state.consumer, now_ms=max(state.consumer.now_ms, now)),
         )
         if isinstance(command, ConsumerGroupHeartbeat | ConsumerGroupDescribe):
-            return self._consumer_request(s, request_id, command, at_ms)
-        if s.consumer.exists and not isinstance(command, FindCoordinator):
-            return self._classic_request_to_consumer_group(s, request_id, command, at_ms)
-        return [
-            replace(s, classic=c) for c in self.classic.apply(s.classic, request_id, command, at_ms)
-        ]
+            out = self._consumer_request(s, request_id, command, at_ms)
+        elif s.consumer.exists and not isinstance(command, FindCoordinator):
+            out = self._classic_request_to_consumer_group(s, request_id, command, at_ms)
+        else:
+            return [
+                replace(s, classic=c)
+                for c in self.classic.apply(s.classic, request_id, command, at_ms)
+            ]
+        return [d for after in out for d in self._maybe_downgrade(s, after)]
 
     def _on_consumer(
         self,
@@ -283,6 +387,22 @@ class MigratingGroupModel(TimedModel[MixedState]):
             for c in self.consumer.apply(consumer, request_id, command, at_ms)
         ]
 
+    def _answer_consumer(self, s: MixedState, request_id: int, response: Response) -> MixedState:
+        sent = Sent(request_id=request_id, response=response, emitted_at_ms=s.now_ms)
+        return replace(s, consumer=replace(s.consumer, outbox=s.consumer.outbox + (sent,)))
+
+    def _answer_classic(self, s: MixedState, request_id: int, response: Response) -> MixedState:
+        if (
+            isinstance(response, JoinGroupResponse)
+            and response.error != NONE
+            and response.generation_id == NO_GENERATION
+        ):  # ``Txn.respond``: the line's generation in a JoinGroup error
+            gen = self.config.classic.profile.join_error_generation_id
+            response = replace(response, generation_id=gen)
+        out = Outgoing(request_id=request_id, response=response, emitted_at_ms=s.now_ms)
+        return replace(s, classic=with_outbox(s.classic, s.classic.outbox + (out,)))
+
+    # ---------------------------------------------------------- rule 1: a consumer request
     def _consumer_request(
         self, s: MixedState, request_id: int, command: Request, at_ms: float
     ) -> list[MixedState]:
@@ -297,25 +417,99 @@ class MigratingGroupModel(TimedModel[MixedState]):
         if s.classic.state == EMPTY:
             # ``maybeDeleteEmptyClassicGroup``: the classic group goes (its timers with it), the
             # offsets stay with the group id; the member ids the classic part named stay named
-            classic = GroupState(
-                issued_ids=s.classic.issued_ids,
-                unrevealed=s.classic.unrevealed,
-                outbox=s.classic.outbox,
-                now_ms=s.classic.now_ms,
-            )
             consumer = replace(s.consumer, offsets=_consumer_offsets(s.classic))
-            return self._on_consumer(replace(s, classic=classic), consumer, request_id, c, at_ms)
-        # ``validateOnlineUpgrade`` with the upgrade disabled
-        return [self._answer_consumer(s, request_id, self.consumer._error(GROUP_ID_NOT_FOUND))]
+            gone = replace(s, classic=_no_classic_group(s.classic))
+            return self._on_consumer(gone, consumer, request_id, c, at_ms)
+        refused = self._answer_consumer(s, request_id, self.consumer._error(GROUP_ID_NOT_FOUND))
+        cfg = self.config
+        if (
+            not cfg.upgrade  # ``validateOnlineUpgrade``
+            or s.classic.protocol_type != "consumer"
+            or len(s.classic.members) > cfg.consumer.max_size
+        ):
+            return [refused]
+        out: list[MixedState] = []
+        for classic in self._parked_answered(s.classic):
+            converted = self._upgraded(replace(s, classic=classic))
+            if isinstance(converted, str):  # the conversion failed: the group stays classic
+                error = self.consumer._error(converted)
+                out.append(self._answer_consumer(replace(s, classic=classic), request_id, error))
+                continue
+            for after in self._on_consumer(converted, converted.consumer, request_id, c, at_ms):
+                answer = self.consumer.outbox(after.consumer)[request_id][0]
+                if answer.error == NONE:
+                    out.append(after)
+                else:  # refused after the conversion (GROUP_MAX_SIZE_REACHED): nothing written
+                    out.append(
+                        self._answer_consumer(replace(s, classic=classic), request_id, answer)
+                    )
+        return out
 
-    def _answer_consumer(self, s: MixedState, request_id: int, response: Response) -> MixedState:
-        sent = Sent(request_id=request_id, response=response, emitted_at_ms=s.now_ms)
-        return replace(s, consumer=replace(s.consumer, outbox=s.consumer.outbox + (sent,)))
+    def _parked_answered(self, classic: GroupState) -> list[GroupState]:
+        """``convertToConsumerGroup``'s first step: every parked JoinGroup and SyncGroup is
+        answered ``REBALANCE_IN_PROGRESS`` (``completeAllJoinFutures``, ``completeAllSyncFutures``),
+        whether the conversion then succeeds or not."""
 
-    def _answer_classic(self, s: MixedState, request_id: int, response: Response) -> MixedState:
-        out = Outgoing(request_id=request_id, response=response, emitted_at_ms=s.now_ms)
-        return replace(s, classic=with_outbox(s.classic, s.classic.outbox + (out,)))
+        def step(tx: Txn) -> None:
+            for mid in sorted(tx.members):
+                complete_join_future(
+                    tx, mid, JoinGroupResponse(error=REBALANCE_IN_PROGRESS, member_id=mid)
+                )
+                complete_sync_future(tx, mid, SyncGroupResponse(error=REBALANCE_IN_PROGRESS))
 
+        return explore(self.classic.config, classic, step)
+
+    def _upgraded(self, s: MixedState) -> MixedState | str:
+        """``ConsumerGroup.fromClassicGroup``: every member Stable at the generation, with the
+        partitions of its last assignment as its target; the group and assignment epochs are the
+        generation. An error name if an assignment or a subscription does not parse."""
+        g = s.classic
+        gen = g.generation_id
+        if g.protocol_name is None:
+            # ``classicGroup.protocolName().get()`` on a group that never chose one
+            return UNKNOWN_SERVER_ERROR
+        topics = self.config.consumer.partitions()
+        members: list[Member] = []
+        target: list[tuple[str, frozenset[TP]]] = []
+        sessions: list[tuple[str, float]] = []
+        for m in g.members:
+            assigned = _parsed_assignment(m.assignment, topics)
+            subscribed = _parsed_topics(m.metadata(g.protocol_name))
+            if assigned is None or subscribed is None:
+                return GROUP_ID_NOT_FOUND  # a SchemaException: "Cannot upgrade classic group"
+            members.append(
+                Member(
+                    member_id=m.member_id,
+                    instance_id=m.group_instance_id,
+                    member_epoch=gen,
+                    previous_member_epoch=gen,
+                    state=STABLE,
+                    rebalance_timeout_ms=m.rebalance_timeout_ms,
+                    subscribed_topic_names=subscribed,
+                    assigned=assigned,
+                    epochs=tuple((tp, gen) for tp in sorted(assigned)),
+                    classic=ClassicMeta(
+                        session_timeout_ms=m.session_timeout_ms, protocols=m.protocols
+                    ),
+                )
+            )
+            target.append((m.member_id, assigned))
+            sessions.append((m.member_id, s.now_ms + m.session_timeout_ms))
+        consumer = replace(
+            s.consumer,
+            exists=True,
+            group_epoch=gen,
+            assignment_epoch=gen,
+            members=tuple(sorted(members, key=lambda m: m.member_id)),
+            target=tuple(sorted(target)),
+            session_deadlines=tuple(sorted(sessions)),
+            rebalance_timers=(),
+            classic_timers=(),
+            offsets=_consumer_offsets(g),
+        )
+        return replace(s, classic=_no_classic_group(g), consumer=consumer)
+
+    # ------------------------------------------------- rules 2-3: a classic request
     def _classic_request_to_consumer_group(
         self, s: MixedState, request_id: int, command: Request, at_ms: float
     ) -> list[MixedState]:
@@ -331,33 +525,96 @@ class MigratingGroupModel(TimedModel[MixedState]):
         if isinstance(command, JoinGroup):
             return self._join(s, request_id, command, at_ms)
         if isinstance(command, SyncGroup):
-            v = command.version
-            if v >= 5 and (command.protocol_type is None or command.protocol_name is None):
-                error = INCONSISTENT_GROUP_PROTOCOL
-            elif not s.consumer.members:
-                error = UNKNOWN_MEMBER_ID
-            else:
-                instance = command.group_instance_id if v >= 3 else None
-                error = self._member_error(s.consumer, command.member_id, instance)
-            return [self._answer_classic(s, request_id, SyncGroupResponse(error=error))]
+            return [self._sync(s, request_id, command)]
         if isinstance(command, Heartbeat):
-            instance = command.group_instance_id if command.version >= 3 else None
-            error = self._member_error(s.consumer, command.member_id, instance)
-            return [self._answer_classic(s, request_id, HeartbeatResponse(error=error))]
+            return [self._heartbeat(s, request_id, command)]
         if isinstance(command, LeaveGroup):
             return [self._leave(s, request_id, command)]
         raise ValueError(f"{command.type} is not a request of the migrating group model")
 
-    def _member_error(
+    def _classic_member(
         self, consumer: ConsumerGroupState, member_id: str, instance_id: str | None
-    ) -> str:
-        """``validateConsumerGroupMember`` then ``throwIfMemberDoesNotUseClassicProtocol``: every
-        member here uses the consumer protocol, so the answer is an error whatever it finds."""
+    ) -> Member | str:
+        """``validateConsumerGroupMember`` then ``throwIfMemberDoesNotUseClassicProtocol``: the
+        member, or the error name."""
         if instance_id is not None:
-            static = consumer.static_member(instance_id)
-            if static is not None and static.member_id != member_id:
+            member = consumer.static_member(instance_id)
+            if member is None:
+                return UNKNOWN_MEMBER_ID
+            if member.member_id != member_id:
                 return FENCED_INSTANCE_ID
-        return UNKNOWN_MEMBER_ID
+        else:
+            member = consumer.member(member_id)
+            if member is None:
+                return UNKNOWN_MEMBER_ID
+        return UNKNOWN_MEMBER_ID if member.classic is None else member
+
+    def _rejoin_needed(self, s: MixedState, member: Member) -> MixedState:
+        """``scheduleConsumerGroupJoinTimeoutIfAbsent``: the member must rejoin in time."""
+        deadline = s.now_ms + member.rebalance_timeout_ms
+        consumer = _with_timer(s.consumer, member.member_id, CLASSIC_JOIN, deadline, if_absent=True)
+        return replace(s, consumer=consumer)
+
+    def _heartbeat(self, s: MixedState, request_id: int, command: Heartbeat) -> MixedState:
+        """``classicGroupHeartbeatToConsumerGroup``."""
+        instance = command.group_instance_id if command.version >= 3 else None
+        member = self._classic_member(s.consumer, command.member_id, instance)
+        if isinstance(member, str):
+            return self._answer_classic(s, request_id, HeartbeatResponse(error=member))
+        if command.generation_id != member.member_epoch:
+            return self._answer_classic(s, request_id, HeartbeatResponse(error=ILLEGAL_GENERATION))
+        assert member.classic is not None
+        deadline = s.now_ms + member.classic.session_timeout_ms
+        s = replace(s, consumer=_session(s.consumer, member.member_id, deadline))
+        c = s.consumer
+        if (
+            member.member_epoch < c.assignment_epoch
+            or member.state == UNREVOKED_PARTITIONS
+            or (member.state == UNRELEASED_PARTITIONS and not _waiting_on_unreleased(c, member))
+        ):
+            s = self._rejoin_needed(s, member)
+            return self._answer_classic(
+                s, request_id, HeartbeatResponse(error=REBALANCE_IN_PROGRESS)
+            )
+        return self._answer_classic(s, request_id, HeartbeatResponse(error=NONE))
+
+    def _sync(self, s: MixedState, request_id: int, command: SyncGroup) -> MixedState:
+        """``classicGroupSync`` to a consumer group, ``classicGroupSyncToConsumerGroup``."""
+        v = command.version
+        ptype = command.protocol_type if v >= 5 else None
+        pname = command.protocol_name if v >= 5 else None
+        if v >= 5 and (ptype is None or pname is None):  # KafkaApis, before anything
+            return self._answer_classic(
+                s, request_id, SyncGroupResponse(error=INCONSISTENT_GROUP_PROTOCOL)
+            )
+        if not s.consumer.members:
+            return self._answer_classic(s, request_id, SyncGroupResponse(error=UNKNOWN_MEMBER_ID))
+        instance = command.group_instance_id if v >= 3 else None
+        member = self._classic_member(s.consumer, command.member_id, instance)
+        if isinstance(member, str):
+            return self._answer_classic(s, request_id, SyncGroupResponse(error=member))
+        assert member.classic is not None
+        error = None
+        if command.generation_id != member.member_epoch:
+            error = ILLEGAL_GENERATION
+        elif (ptype is not None and ptype != "consumer") or (
+            pname is not None and pname != member.classic.protocols[0].name
+        ):
+            error = INCONSISTENT_GROUP_PROTOCOL  # ``throwIfClassicProtocolUnmatched``
+        elif (
+            s.consumer.assignment_epoch > member.member_epoch
+            and member.state != UNREVOKED_PARTITIONS
+        ):
+            s = self._rejoin_needed(s, member)  # ``throwIfRebalanceInProgress``
+            error = REBALANCE_IN_PROGRESS
+        if error is not None:
+            return self._answer_classic(s, request_id, SyncGroupResponse(error=error))
+        consumer = _without_timer(s.consumer, member.member_id, CLASSIC_SYNC)
+        consumer = _session(
+            consumer, member.member_id, s.now_ms + member.classic.session_timeout_ms
+        )
+        answer = SyncGroupResponse(error=NONE, assignment=_assignment_text(member.assigned))
+        return self._answer_classic(replace(s, consumer=consumer), request_id, answer)
 
     def _leave(self, s: MixedState, request_id: int, command: LeaveGroup) -> MixedState:
         """``classicGroupLeaveToConsumerGroup`` (v3+; the suite sends no older LeaveGroup here)."""
@@ -367,6 +624,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
         results: list[MemberResult] = []
         leaving: list[str] = []
         for x in command.members:
+            member: Member | None
             if x.group_instance_id is None:
                 member = consumer.member(x.member_id)
                 error = UNKNOWN_MEMBER_ID if member is None else NONE
@@ -410,18 +668,14 @@ class MigratingGroupModel(TimedModel[MixedState]):
             error = JoinGroupResponse(error=INVALID_SESSION_TIMEOUT, member_id=command.member_id)
             return [self._answer_classic(s, request_id, error)]
         if s.consumer.members:
-            # ``throwIfClassicMemberCannotJoinConsumerGroup`` (policy disabled)
-            return [
-                self._answer_classic(
-                    s, request_id, JoinGroupResponse(error=INCONSISTENT_GROUP_PROTOCOL)
-                )
-            ]
+            if self.config.migration_policy == "disabled":
+                # ``throwIfClassicMemberCannotJoinConsumerGroup``
+                error = JoinGroupResponse(error=INCONSISTENT_GROUP_PROTOCOL)
+                return [self._answer_classic(s, request_id, error)]
+            return self._join_consumer_group(s, request_id, command)
         # ``maybeDeleteEmptyConsumerGroup``: the consumer group goes, the offsets stay
-        consumer = ConsumerGroupState(
-            outbox=s.consumer.outbox, now_ms=s.consumer.now_ms, deferred=s.consumer.deferred
-        )
         classic = replace(s.classic, offsets=_classic_offsets(s.consumer))
-        gone = replace(s, consumer=consumer, classic=classic)
+        gone = replace(s, consumer=_no_consumer_group(s.consumer), classic=classic)
         out = [
             replace(gone, classic=c)
             for c in self.classic.apply(gone.classic, request_id, command, at_ms)
@@ -435,6 +689,152 @@ class MigratingGroupModel(TimedModel[MixedState]):
                 )
             ]
         return out
+
+    def _join_consumer_group(
+        self, s: MixedState, request_id: int, command: JoinGroup
+    ) -> list[MixedState]:
+        """``classicGroupJoinToConsumerGroup``: a classic member joins a consumer group with
+        members, and is answered at once with its member epoch as the generation."""
+        v = command.version
+        instance = command.group_instance_id if v >= 5 else None
+        unknown = command.member_id == NO_MEMBER_ID
+        # a new id is named only once an answer shows it (an error answer carries none)
+        named, member_id = (
+            _issue(s.classic, command.client) if unknown else (s.classic, command.member_id)
+        )
+        refused, s = s, replace(s, classic=named)
+        c = s.consumer
+        if len(c.members) >= self.config.consumer.max_size and c.member(member_id) is None:
+            error = JoinGroupResponse(error=GROUP_MAX_SIZE_REACHED)
+            return [self._answer_classic(refused, request_id, error)]
+        names = [p.name for p in command.protocols]
+        classic_members = [m for m in c.members if m.classic is not None]
+        supported = command.protocol_type == "consumer" and any(
+            all(name in {p.name for p in m.classic.protocols} for m in classic_members if m.classic)
+            for name in names
+        )
+        if not supported:  # ``throwIfClassicProtocolIsNotSupported``
+            error = JoinGroupResponse(error=INCONSISTENT_GROUP_PROTOCOL)
+            return [self._answer_classic(refused, request_id, error)]
+        if v >= 4 and unknown and instance is None:  # ``JoinGroupRequest.requiresKnownMemberId``
+            answer = JoinGroupResponse(error=MEMBER_ID_REQUIRED, member_id=member_id)
+            return [self._answer_classic(s, request_id, answer)]
+        if instance is None:
+            old = c.member(member_id) or Member(member_id=member_id)
+        else:
+            static = c.static_member(instance)
+            if not unknown:
+                if static is None:
+                    error = JoinGroupResponse(error=UNKNOWN_MEMBER_ID)
+                    return [self._answer_classic(s, request_id, error)]
+                if static.member_id != member_id:
+                    error = JoinGroupResponse(error=FENCED_INSTANCE_ID)
+                    return [self._answer_classic(s, request_id, error)]
+                old = static
+            elif static is None:
+                old = Member(member_id=member_id)
+            else:  # ``replaceMember``: the same member under the new id, epoch 0
+                old = replace(static, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+                kept = c.target_of(static.member_id)
+                c = fence_member(c, static.member_id)
+                c = replace(
+                    c,
+                    group_epoch=c.group_epoch - 1,  # a replacement, not a removal: no bump
+                    target=tuple(sorted(c.target + ((member_id, kept),))),
+                )
+        subscribed = _parsed_topics(command.protocols[0].metadata) if command.protocols else None
+        updated = replace(
+            old,
+            instance_id=instance if instance is not None else old.instance_id,
+            rebalance_timeout_ms=command.rebalance_timeout_ms,
+            subscribed_topic_names=subscribed or (),
+            classic=ClassicMeta(
+                session_timeout_ms=command.session_timeout_ms, protocols=command.protocols
+            ),
+        )
+        changed = set(updated.subscribed_topic_names) != set(old.subscribed_topic_names)
+        c = _put_member(c, updated)
+        if changed:
+            c = replace(c, group_epoch=c.group_epoch + 1)
+        out: list[MixedState] = []
+        for c1 in self.consumer._maybe_update_target(c):
+            before = c1.member(member_id)
+            assert before is not None
+            after = self.consumer._reconcile(
+                c1, before, c1.assignment_epoch, c1.target_of(member_id), changed, frozenset()
+            )
+            c2 = _put_member(c1, after)
+            c2 = _without_timer(c2, member_id, CLASSIC_JOIN)
+            c2 = _session(c2, member_id, s.now_ms + command.session_timeout_ms)
+            c2 = _with_timer(c2, member_id, CLASSIC_SYNC, s.now_ms + command.rebalance_timeout_ms)
+            answer = JoinGroupResponse(
+                error=NONE,
+                generation_id=after.member_epoch,
+                protocol_name=command.protocols[0].name,
+                member_id=member_id,
+            )
+            out.append(self._answer_classic(replace(s, consumer=c2), request_id, answer))
+        return out
+
+    # ------------------------------------------------------------------ downgrade
+    def _maybe_downgrade(self, before: MixedState, after: MixedState) -> list[MixedState]:
+        """``consumerGroupFenceMembers`` → ``validateOnlineDowngradeWithFencedMembers``: when
+        members were fenced and every one left uses the classic protocol, the group becomes a
+        classic group again (``convertToClassicGroup``) and rebalances; the fencing writes no
+        epoch bump then."""
+        was, now = before.consumer, after.consumer
+        if not (self.config.downgrade and was.exists and now.exists and now.members):
+            return [after]
+        left = {m.member_id for m in was.members} - {m.member_id for m in now.members}
+        if not left or any(m.classic is None for m in now.members):
+            return [after]
+        if len(now.members) > self.config.classic.group_max_size:
+            return [after]
+        return self._downgraded(after, was.group_epoch)
+
+    def _downgraded(self, s: MixedState, generation: int) -> list[MixedState]:
+        """``ClassicGroup.fromConsumerGroup`` then ``prepareRebalance``: Stable at the group
+        epoch, protocol type ``consumer``, any member the leader (the first of a ``HashMap``),
+        the protocol voted as a classic group votes, each member's target as its assignment;
+        every member's heartbeat rescheduled, then a rebalance."""
+        c = s.consumer
+        members = tuple(
+            ClassicMember(
+                member_id=m.member_id,
+                group_instance_id=m.instance_id,
+                session_timeout_ms=m.classic.session_timeout_ms,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                protocol_type="consumer",
+                protocols=m.classic.protocols,
+                assignment=_assignment_text(c.target_of(m.member_id)),
+            )
+            for m in c.members
+            if m.classic is not None
+        )
+        base = replace(
+            s.classic,
+            now_ms=max(s.now_ms, s.consumer.now_ms, s.classic.now_ms),
+            exists=True,
+            state=CLASSIC_STABLE,
+            generation_id=generation,
+            protocol_type="consumer",
+            members=members,
+            leader=tuple(m.member_id for m in members),
+            offsets=_classic_offsets(c),
+        )
+
+        def step(tx: Txn) -> None:
+            tx.leader = (tx.choose(sorted(tx.members)),)
+            tx.protocol_name = select_protocol(tx)
+            for mid in sorted(tx.members):
+                reschedule_heartbeat(tx, mid)
+            prepare_rebalance(tx)
+
+        consumer = _no_consumer_group(c)
+        return [
+            replace(s, classic=g, consumer=consumer)
+            for g in explore(self.classic.config, base, step)
+        ]
 
 
 def describe_config(config: MigrationConfig) -> dict[str, Any]:

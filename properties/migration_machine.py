@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
 from kgc.model.client_view import simple_commit
 from kgc.model.commands import (
+    NO_GENERATION,
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
+    JoinGroupResponse,
     LeaveGroup,
     MemberIdentity,
     Response,
@@ -71,6 +73,7 @@ class MigrationMachine(GroupMachine):
     def __init__(self) -> None:
         super().__init__()
         self.consumer_views: dict[str, Consumer] = {}
+        self.crossed = False  # a JoinGroup was answered by a consumer group (``_learn``)
 
     def _consumer_version(self, api: str, vi: int) -> int:
         choices = self.context.versions.get(api) or CONSUMER_VERSIONS
@@ -82,6 +85,20 @@ class MigrationMachine(GroupMachine):
     def _learn(self, request: Any, response: Response) -> None:
         k = self.consumer_views.get(request.client)
         if k is None:
+            if isinstance(response, JoinGroupResponse) and response.error == NONE:
+                if not response.leader:
+                    # a consumer group's answer (``classicGroupJoinToConsumerGroup``): the
+                    # generation is the member's own epoch and no member leads, so the classic
+                    # invariants on leaders and generations do not apply; a classic group met
+                    # after it (a downgrade, or a group made anew) starts their record again
+                    self.crossed = True
+                    view = self.views.get(request.client)
+                    if view is not None:
+                        view.learn(response)
+                    return
+                if self.crossed:
+                    self.crossed = False
+                    self.leaders, self.max_generation = {}, NO_GENERATION
             super()._learn(request, response)
             return
         if not isinstance(response, ConsumerGroupHeartbeatResponse):

@@ -1,9 +1,9 @@
 """Both protocols on one group id (``kgc check --protocol migration``) against a real broker: on
-Apache Kafka 4.x, started with ``group.consumer.migration.policy=disabled``, every answer must be
-one ``MigratingGroupModel`` allows, and the search must cross from each protocol's group to the
-other's. A broker without the consumer protocol (the CI's 3.9.2 pass) is refused before any
-example with a one-line reason, and so is a broker whose policy converts groups with members
-(the session broker runs Kafka's default, ``bidirectional``): the model does not cover it yet."""
+Apache Kafka 4.x every answer must be one ``MigratingGroupModel`` allows, under Kafka's default
+``group.consumer.migration.policy`` (``bidirectional``: the session broker) and with the policy
+``disabled`` (a broker of this module's own), and the search must cross from each protocol's group
+to the other's. A broker without the consumer protocol (the CI's 3.9.2 pass) is refused before
+any example with a one-line reason, not a traceback."""
 
 from __future__ import annotations
 
@@ -32,37 +32,37 @@ def _suite(broker, tmp_path, seed: int = 1, profile: str = "ci"):  # noqa: ANN00
     )
 
 
-def test_mixed_protocol_suite_agrees_with_the_model(kgc_migration_broker, tmp_path):
-    if _major(kgc_migration_broker) < 4:
+def _check(broker, tmp_path, policy: str, profile: str) -> None:  # noqa: ANN001
+    if _major(broker) < 4:
         with pytest.raises(ProtocolUnsupported, match="ConsumerGroupHeartbeat"):
-            _suite(kgc_migration_broker, tmp_path, profile="quick")
+            _suite(broker, tmp_path, profile="quick")
         return
     try:
-        result = _suite(kgc_migration_broker, tmp_path)
+        result = _suite(broker, tmp_path, profile=profile)
     except ProtocolUnsupported as exc:
-        if description_of(kgc_migration_broker).get("version") not in (None, "unknown"):
+        if description_of(broker).get("version") not in (None, "unknown"):
             raise  # an Apache Kafka 4.x that kgc started must run it
         pytest.skip(f"the broker at --kgc-bootstrap-server cannot run this suite: {exc}")
+    if description_of(broker).get("version") not in (None, "unknown"):
+        assert result.target["group_config"]["group.consumer.migration.policy"] == policy
     assert result.ok, result.message[:4000]
     assert result.examples >= 12 and result.commands > 100
-    cov = summarise(result.coverage, protocol="migration")
-    print(f"migration: {cov['reached']} of {cov['cells']} crossing cells; never {cov['never']}")
+    cov = summarise(result.coverage, protocol="migration", target=result.target)
+    print(
+        f"migration ({policy}): {cov['reached']} of {cov['cells']} crossing cells; "
+        f"never {cov['never']}"
+    )
     reached = {c for c, n in result.coverage.items() if n}
     # both directions were crossed on the broker, not only on the model
     assert any(s.startswith("classic/") and r == "ConsumerGroupHeartbeat" for s, r, _ in reached)
     assert any(s.startswith("consumer/") and r == "JoinGroup" for s, r, _ in reached)
 
 
-def test_a_policy_that_converts_groups_with_members_is_refused_in_one_line(kgc_broker, tmp_path):
-    if _major(kgc_broker) < 4:
-        with pytest.raises(ProtocolUnsupported, match="ConsumerGroupHeartbeat"):
-            _suite(kgc_broker, tmp_path, profile="quick")
-        return
-    if description_of(kgc_broker).get("version") in (None, "unknown"):
-        pytest.skip("a broker kgc did not start may run any policy")
-    with pytest.raises(ProtocolUnsupported) as info:
-        _suite(kgc_broker, tmp_path, profile="quick")
-    message = str(info.value)
-    assert "\n" not in message
-    assert "group.consumer.migration.policy=bidirectional" in message
-    assert "(this broker's: read)" in message
+def test_mixed_protocols_under_kafkas_default_policy(kgc_broker, tmp_path):
+    """Online upgrade and downgrade (``bidirectional``, the session broker's)."""
+    _check(kgc_broker, tmp_path, "bidirectional", "ci")
+
+
+def test_mixed_protocols_with_migration_disabled(kgc_migration_broker, tmp_path):
+    """No conversion of a group with members: each side refuses the other's members."""
+    _check(kgc_migration_broker, tmp_path, "disabled", "ci")

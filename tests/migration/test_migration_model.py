@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from kgc.model.client_view import simple_commit, subscription
 from kgc.model.commands import (
+    Assignment,
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     DescribeGroups,
@@ -14,6 +15,7 @@ from kgc.model.commands import (
     JoinGroup,
     LeaveGroup,
     MemberIdentity,
+    OffsetCommit,
     OffsetFetch,
     Protocol,
     SyncGroup,
@@ -21,25 +23,29 @@ from kgc.model.commands import (
     TopicPartitionOffset,
 )
 from kgc.model.consumer_group import ConsumerGroupConfig
-from kgc.model.migration import MigratingGroupModel, MigrationConfig, MixedState, PolicyNotModelled
+from kgc.model.migration import MigratingGroupModel, MigrationConfig, MixedState
 from kgc.model.profiles import GroupConfig
 
 T = "t"
-CONFIG = MigrationConfig(
-    classic=GroupConfig(
-        group_min_session_timeout_ms=500,
-        group_initial_rebalance_delay_ms=0,
-        topics=((T, 3),),
-    ),
-    consumer=ConsumerGroupConfig(topics=((T, 3),), session_timeout_ms=2000),
-)
+
+
+def config(policy: str = "disabled") -> MigrationConfig:
+    return MigrationConfig(
+        classic=GroupConfig(
+            group_min_session_timeout_ms=500,
+            group_initial_rebalance_delay_ms=0,
+            topics=((T, 3),),
+        ),
+        consumer=ConsumerGroupConfig(topics=((T, 3),), session_timeout_ms=2000),
+        migration_policy=policy,
+    )
 
 
 class Run:
     """Apply commands one by one, keeping every allowed successor; answers are read at once."""
 
-    def __init__(self) -> None:
-        self.model = MigratingGroupModel(CONFIG)
+    def __init__(self, policy: str = "disabled") -> None:
+        self.model = MigratingGroupModel(config(policy))
         self.states: list[MixedState] = [self.model.initial()]
         self.rid = 0
 
@@ -110,13 +116,20 @@ def commit_simple(offset: int = 7):
 FETCH = OffsetFetch(client="c9", partitions=(TopicPartition(topic=T, partition=0),), version=7)
 
 
-def classic_member() -> Run:
+def classic_member(policy: str = "disabled", assignment: str = "") -> Run:
     """c1 is the only member of a Stable classic group (v3 join, then its sync)."""
-    run = Run()
+    run = Run(policy)
     joined = run.only(classic_join())
     assert joined.error == "NONE" and joined.leader == joined.member_id
+    assignments = () if not assignment else (Assignment(member_id="c1-1", assignment=assignment),)
     synced = run.only(
-        SyncGroup(client="c1", member_id=joined.member_id, generation_id=1, version=3)
+        SyncGroup(
+            client="c1",
+            member_id=joined.member_id,
+            generation_id=1,
+            assignments=assignments,
+            version=3,
+        )
     )
     assert synced.error == "NONE"
     assert run.kinds() == {"classic/Stable"}
@@ -238,10 +251,144 @@ def test_a_classic_join_deletes_an_empty_consumer_group_and_keeps_its_offsets():
     assert [p.offset for p in run.only(FETCH).partitions] == [5]
 
 
-def test_policies_that_convert_groups_with_members_are_refused():
-    for policy in ("bidirectional", "upgrade", "downgrade", "BIDIRECTIONAL"):
-        with pytest.raises(PolicyNotModelled, match="not modelled"):
-            MigrationConfig(migration_policy=policy)
+def test_policy_names_are_kafkas():
+    """``ConsumerGroupMigrationPolicy``: four values, any case; the broker refuses others."""
+    assert MigrationConfig(migration_policy="BIDIRECTIONAL").migration_policy == "bidirectional"
+    assert MigrationConfig().migration_policy == "bidirectional"  # Kafka 4.x's default
     with pytest.raises(ValueError, match="unknown"):
         MigrationConfig(migration_policy="sideways")
-    MigrationConfig(migration_policy="Disabled")  # case-insensitive, as ``parse`` is
+
+
+ALL = '{"t": [0, 1, 2]}'
+
+
+def upgraded() -> Run:
+    """c1 holds every partition in a Stable classic group (generation 1); consumer k1 joins."""
+    run = classic_member("bidirectional", ALL)
+    answer = run.only(cgh_join())
+    # ``convertToConsumerGroup``: group and assignment epoch 1; the join bumps the epoch to 2;
+    # the uniform target splits the partitions, and k1's are still c1's: it gets none yet
+    assert answer.error == "NONE" and answer.member_epoch == 2 and answer.assignment == ()
+    return run
+
+
+def test_a_consumer_member_upgrades_a_classic_group_with_members():
+    """``validateOnlineUpgrade`` + ``ConsumerGroup.fromClassicGroup``: the classic member keeps
+    its partitions at its generation, Stable, until it rejoins."""
+    run = upgraded()
+    assert run.kinds() == {"consumer/Reconciling"}
+    # the uniform assignor's choice is open (``consumer_group.py``): every allowed target
+    for described in run.send(ConsumerGroupDescribe(client="k1", version=1)):
+        assert (described.group_epoch, described.assignment_epoch) == (2, 2)
+        c1 = next(m for m in described.members if m.member_id == "c1-1")
+        assert c1.member_epoch == 1 and len(c1.assignment) == 3
+        assert {len(m.target_assignment) for m in described.members} == {1, 2}
+
+
+def test_a_classic_member_of_a_consumer_group_rejoins_and_syncs():
+    """``classicGroupHeartbeatToConsumerGroup``: behind the assignment epoch, rejoin;
+    ``classicGroupJoinToConsumerGroup``: answered at once, generation = member epoch, no leader;
+    ``classicGroupSyncToConsumerGroup``: its assigned partitions."""
+    run = upgraded()
+    beat = Heartbeat(client="c1", member_id="c1-1", generation_id=1, version=3)
+    assert run.only(beat).error == "REBALANCE_IN_PROGRESS"
+    wrong = Heartbeat(client="c1", member_id="c1-1", generation_id=7, version=3)
+    assert run.only(wrong).error == "ILLEGAL_GENERATION"
+    joined = run.only(classic_join("c1-1"))
+    # a v0 subscription owns nothing: the revocation is complete at once, epoch 2
+    assert (joined.error, joined.generation_id, joined.leader, joined.members) == (
+        "NONE",
+        2,
+        "",
+        (),
+    )
+    assert joined.protocol_name == "range"
+    synced = {
+        a.assignment
+        for a in run.send(SyncGroup(client="c1", member_id="c1-1", generation_id=2, version=3))
+    }
+    assert synced <= {
+        '{"t": [0, 1]}',
+        '{"t": [0, 2]}',
+        '{"t": [1, 2]}',
+        '{"t": [0]}',
+        '{"t": [1]}',
+        '{"t": [2]}',
+    }
+    assert (
+        run.only(Heartbeat(client="c1", member_id="c1-1", generation_id=2, version=3)).error
+        == "NONE"
+    )
+
+
+def test_parked_classic_joins_are_answered_rebalance_in_progress_on_upgrade():
+    """``convertToConsumerGroup``: ``completeAllJoinFutures(REBALANCE_IN_PROGRESS)``."""
+    run = classic_member("bidirectional", ALL)
+    c2 = JoinGroup(
+        client="c2",
+        session_timeout_ms=1000,
+        rebalance_timeout_ms=1000,
+        protocols=(Protocol(name="range", metadata=subscription([T])),),
+        version=3,
+    )
+    assert run.send(c2) == [None]  # parked: c1 must rejoin first
+    parked = run.rid
+    run.only(cgh_join())
+    answers = {run.model.outbox(s).get(parked) for s in run.states}
+    assert {a[0].error for a in answers if a} == {"REBALANCE_IN_PROGRESS"}
+
+
+def test_an_upgrade_is_refused_without_the_policy_or_the_consumer_protocol_type():
+    """``validateOnlineUpgrade``: the policy, then ``usesConsumerGroupProtocol``."""
+    for policy in ("disabled", "downgrade"):
+        run = classic_member(policy, ALL)
+        assert run.only(cgh_join()).error == "GROUP_ID_NOT_FOUND"
+    run = Run("bidirectional")
+    other = JoinGroup(
+        client="c1",
+        session_timeout_ms=1000,
+        rebalance_timeout_ms=1000,
+        protocol_type="connect",
+        protocols=(Protocol(name="default", metadata="x"),),
+        version=3,
+    )
+    assert run.only(other).error == "NONE"
+    assert run.only(cgh_join()).error == "GROUP_ID_NOT_FOUND"
+
+
+def test_the_last_consumer_member_leaving_downgrades_the_group():
+    """``consumerGroupFenceMembers`` → ``convertToClassicGroup``: every member left is classic, so
+    the group is classic again, at the group epoch, and rebalances."""
+    run = upgraded()
+    leave = ConsumerGroupHeartbeat(client="k1", member_id="k1-1", member_epoch=-1, version=1)
+    assert run.only(leave).error == "NONE"
+    assert run.kinds() == {"classic/PreparingRebalance"}
+    assert {s.classic.generation_id for s in run.states} == {2}
+    beat = Heartbeat(client="c1", member_id="c1-1", generation_id=2, version=3)
+    assert run.only(beat).error == "REBALANCE_IN_PROGRESS"
+    joined = run.only(classic_join("c1-1"))
+    assert (joined.error, joined.generation_id, joined.leader) == ("NONE", 3, "c1-1")
+
+
+def test_with_upgrade_only_the_classic_member_stays_in_the_consumer_group():
+    run = classic_member("upgrade", ALL)
+    assert run.only(cgh_join()).error == "NONE"
+    leave = ConsumerGroupHeartbeat(client="k1", member_id="k1-1", member_epoch=-1, version=1)
+    run.only(leave)
+    assert run.kinds() == {"consumer/Assigning"}
+
+
+def test_a_classic_member_joins_a_consumer_group_with_the_member_id_handshake():
+    """``classicGroupJoinToConsumerGroup``: KIP-394's handshake, then a member of the group."""
+    run = Run("bidirectional")
+    run.only(cgh_join())
+    first = run.only(classic_join(version=4))
+    assert (first.error, first.member_id) == ("MEMBER_ID_REQUIRED", "c1-1")
+    joined = run.only(classic_join("c1-1", version=4))
+    assert joined.error == "NONE" and joined.generation_id == 3 and joined.leader == ""
+    # its commits follow generations (``ConsumerGroup.validateOffsetCommit``): any version
+    offsets = (TopicPartitionOffset(topic=T, partition=0, offset=1),)
+    ahead = OffsetCommit(client="c1", member_id="c1-1", generation_id=9, offsets=offsets, version=8)
+    assert run.only(ahead).partitions[0].error == "ILLEGAL_GENERATION"
+    own = OffsetCommit(client="c1", member_id="c1-1", generation_id=3, offsets=offsets, version=8)
+    assert run.only(own).partitions[0].error == "NONE"
