@@ -408,9 +408,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if kind in (CLASSIC_JOIN, CLASSIC_SYNC):  # ``consumerGroupFenceMemberOperation``
             s = replace(
                 s,
-                classic_timers=tuple(
-                    x for x in s.classic_timers if (x[0], x[1]) != (key, kind)
-                ),
+                classic_timers=tuple(x for x in s.classic_timers if (x[0], x[1]) != (key, kind)),
             )
             return [self._remove(s, key)]
         member_id, _, epoch = key.rpartition("@")
