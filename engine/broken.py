@@ -33,6 +33,16 @@ them):
   (``uniform_targets``): balanced too, but not sticky.
 * ``consumer-stale-commit-accepted``: an OffsetCommit at an epoch the member does not hold is
   accepted (``stale_commit`` never answers ``STALE_MEMBER_EPOCH``).
+
+Online-migration variants (``model/migration.py``; only ``--protocol migration`` can see them):
+
+* ``migration-upgrade-refused``: a consumer member never converts a classic group with members,
+  whatever the policy (``MigratingGroupModel._upgraded`` always fails as ``GROUP_ID_NOT_FOUND``).
+* ``migration-no-downgrade``: the last consumer-protocol member leaving leaves its classic
+  members in a consumer group (``MigratingGroupModel._maybe_downgrade`` never converts).
+* ``migration-classic-member-stale-epoch``: a classic member of a consumer group committing at a
+  generation it does not hold hears ``STALE_MEMBER_EPOCH``, the consumer protocol's error, not
+  ``ILLEGAL_GENERATION`` (``ConsumerGroupModel._offset_commit``).
 """
 
 from __future__ import annotations
@@ -229,6 +239,60 @@ def _consumer_stale_commit_accepted() -> Callable[[], None]:
     return _patched(consumer_group, "stale_commit", lambda *args: None)
 
 
+def _patched_attribute(owner: Any, name: str, new: Any) -> Callable[[], None]:
+    """Replace ``owner.name`` (a method of a model class) for the block."""
+    sites: list[_Site] = [(owner, name, getattr(owner, name), new)]
+    _set(owner, name, new)
+    _ACTIVE.append(sites)
+
+    def undo() -> None:
+        for where, key, orig, _ in sites:
+            _set(where, key, orig)
+        if sites in _ACTIVE:
+            _ACTIVE.remove(sites)
+
+    return undo
+
+
+def _migration_upgrade_refused() -> Callable[[], None]:
+    from kgc.model.errors import GROUP_ID_NOT_FOUND
+    from kgc.model.migration import MigratingGroupModel
+
+    return _patched_attribute(MigratingGroupModel, "_upgraded", lambda self, s: GROUP_ID_NOT_FOUND)
+
+
+def _migration_no_downgrade() -> Callable[[], None]:
+    from kgc.model.migration import MigratingGroupModel
+
+    return _patched_attribute(
+        MigratingGroupModel, "_maybe_downgrade", lambda self, before, after, fired=None: [after]
+    )
+
+
+def _migration_classic_member_stale_epoch() -> Callable[[], None]:
+    from kgc.model.consumer_group import ConsumerGroupModel
+    from kgc.model.errors import ILLEGAL_GENERATION, STALE_MEMBER_EPOCH
+
+    original = ConsumerGroupModel._offset_commit
+
+    def _offset_commit(self: Any, s: Any, c: Any) -> Any:
+        s2, response = original(self, s, c)
+        partitions = tuple(
+            replace(p, error=STALE_MEMBER_EPOCH) if p.error == ILLEGAL_GENERATION else p
+            for p in response.partitions
+        )
+        return s2, replace(response, partitions=partitions)
+
+    return _patched_attribute(ConsumerGroupModel, "_offset_commit", _offset_commit)
+
+
+MIGRATION_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
+    "migration-upgrade-refused": _migration_upgrade_refused,
+    "migration-no-downgrade": _migration_no_downgrade,
+    "migration-classic-member-stale-epoch": _migration_classic_member_stale_epoch,
+}
+
+
 CONSUMER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
     "consumer-assign-before-revoke": _consumer_assign_before_revoke,
     "consumer-epoch-not-bumped": _consumer_epoch_not_bumped,
@@ -241,7 +305,7 @@ CONSUMER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
 @contextmanager
 def broken(name: str) -> Iterator[None]:
     """Run the block with the model variant ``name`` in force."""
-    known = {**VARIANTS, **FAILOVER_VARIANTS, **CONSUMER_VARIANTS}
+    known = {**VARIANTS, **FAILOVER_VARIANTS, **CONSUMER_VARIANTS, **MIGRATION_VARIANTS}
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {', '.join(known)}")
     undo = known[name]()

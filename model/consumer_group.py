@@ -82,9 +82,10 @@ balanced assignment keeps. The server ``range`` assignor is deterministic (stati
 by instance id, then member ids: ``RangeAssignor.sortMemberIds``) and is run as ported in
 ``assignors.py``.
 
-Not modelled yet: regular-expression subscriptions, an epoch -1 commit to a missing group (it makes
-a classic "simple" group), online migration from and to classic groups (the suite sends none of
-them).
+Members of the classic protocol in a consumer group (``Member.classic``: online migration), the
+epoch -1 commit to a missing group that makes a classic "simple" group, and the conversions both
+ways are ``model/migration.py``'s, which runs this model beside the classic one. Not modelled yet:
+regular-expression subscriptions.
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -404,6 +405,9 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             assert d is not None
             return self.apply(replace(s, deferred=None), d.request_id, d.command, d.at_ms)
         if kind == SESSION:
+            # the timer goes whether or not the member is still there: one left over from an
+            # earlier group of this id (``model/migration.py``, downgrade) fences nobody else
+            s = replace(s, session_deadlines=tuple(x for x in s.session_deadlines if x[0] != key))
             return [self._remove(s, key)]
         if kind in (CLASSIC_JOIN, CLASSIC_SYNC):  # ``consumerGroupFenceMemberOperation``
             s = replace(
@@ -918,8 +922,17 @@ def _with_epoch(
 
 
 def _deleted(s: ConsumerGroupState) -> ConsumerGroupState:
-    """The group after ``maybeDeleteGroup``: gone; only what is in flight to clients stays."""
-    return ConsumerGroupState(outbox=s.outbox, now_ms=s.now_ms, deferred=s.deferred)
+    """The group after ``maybeDeleteGroup``: gone; what is in flight to clients stays, and so do
+    timers of members no longer in it (Kafka cancels none: ``model/migration.py`` leaves some
+    behind on a downgrade; an Empty group of this model alone has none)."""
+    return ConsumerGroupState(
+        outbox=s.outbox,
+        now_ms=s.now_ms,
+        deferred=s.deferred,
+        session_deadlines=s.session_deadlines,
+        rebalance_timers=s.rebalance_timers,
+        classic_timers=s.classic_timers,
+    )
 
 
 def _drop_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:

@@ -14,41 +14,88 @@ at most one of them with a live group, and the crossing rules below, read at Apa
    ``GMM.getOrMaybeCreateConsumerGroup(createIfNotExists=true)``: an Empty classic group (pending
    KIP-394 members or not) is deleted (``maybeDeleteEmptyClassicGroup``: its timers cancelled) and
    a new consumer group is made; its committed offsets stay, they are the group id's
-   (``OffsetMetadataManager``). A classic group with members is upgraded online only if
-   ``group.consumer.migration.policy`` allows it (``validateOnlineUpgrade``), else
-   ``GROUP_ID_NOT_FOUND``. Any other epoch, a leave included, and ConsumerGroupDescribe, read the
-   group with ``GMM.consumerGroup``: ``GROUP_ID_NOT_FOUND`` ("is not a consumer group").
-2. **A JoinGroup meets a consumer group** (``GMM.classicGroupJoin``). An Empty consumer group is
-   deleted (``maybeDeleteEmptyConsumerGroup``) and the join goes on as a join to a group that does
-   not exist (``classicGroupJoinToClassicGroup``), offsets kept. A join with a member id meets
-   no group then and is refused ``UNKNOWN_MEMBER_ID``; whether the deletion stays without a record
-   written is kept open (the consumer group stays, or is gone). A consumer group with members
-   takes classic members only if the policy is not ``disabled``
-   (``throwIfClassicMemberCannotJoinConsumerGroup``), else ``INCONSISTENT_GROUP_PROTOCOL``, after
-   the session-timeout check of ``GroupCoordinatorService.joinGroup`` (``INVALID_SESSION_TIMEOUT``).
-3. **Other classic requests meet a consumer group.** SyncGroup (``classicGroupSync``): v5+ without
-   protocol type and name ``INCONSISTENT_GROUP_PROTOCOL`` first (``KafkaApis``); an Empty group
-   ``UNKNOWN_MEMBER_ID``; then, as Heartbeat (``classicGroupHeartbeatToConsumerGroup``), the member
-   is looked up (``validateConsumerGroupMember``): by instance id if one is given (unknown:
-   ``UNKNOWN_MEMBER_ID``; held by another member id: ``FENCED_INSTANCE_ID``), else by member id
-   (unknown: ``UNKNOWN_MEMBER_ID``); a member of the consumer protocol is ``UNKNOWN_MEMBER_ID``
-   too (``throwIfMemberDoesNotUseClassicProtocol``). LeaveGroup
-   (``classicGroupLeaveToConsumerGroup``) answers each member: unknown ``UNKNOWN_MEMBER_ID``, an
-   instance id held by another member id ``FENCED_INSTANCE_ID``, else the member, of either
-   protocol, is removed as on a consumer-protocol leave (``consumerGroupFenceMembers``: the group
-   epoch is bumped). DescribeGroups reads the group with ``GMM.classicGroup``: as for a group that
-   does not exist (``Dead``; v6+ ``GROUP_ID_NOT_FOUND``). OffsetCommit and OffsetFetch are the
-   consumer group's (``ConsumerGroup.validateOffsetCommit``/``validateOffsetFetch``).
-4. **No group.** Every request goes to the classic rules, except ConsumerGroupHeartbeat and
+   (``OffsetMetadataManager``). Any other epoch, a leave included, and ConsumerGroupDescribe, read
+   the group with ``GMM.consumerGroup``: ``GROUP_ID_NOT_FOUND`` ("is not a consumer group").
+2. **Upgrade** (``validateOnlineUpgrade``, ``convertToConsumerGroup``,
+   ``ConsumerGroup.fromClassicGroup``). A join to a classic group with members is refused
+   ``GROUP_ID_NOT_FOUND`` unless the policy allows upgrades (``bidirectional``, ``upgrade``), the
+   group's protocol type is ``consumer`` and it has at most ``group.consumer.max.size`` members.
+   Then every parked JoinGroup and SyncGroup is answered ``REBALANCE_IN_PROGRESS``
+   (``completeAllJoinFutures``/``completeAllSyncFutures``) and the group becomes a consumer group
+   whose group and assignment epochs are the generation; each member keeps the partitions of its
+   last assignment as its target and assignment, at the generation, ``STABLE``, with its
+   subscription from its metadata, and is a *classic member* (its session timeout and protocols
+   kept; ``ClassicMeta``). An assignment or a subscription that does not parse fails the
+   conversion (``GROUP_ID_NOT_FOUND``); a group that never chose a protocol fails it too
+   (``protocolName().get()``: ``UNKNOWN_SERVER_ERROR``), and so does a member that rejoined
+   without the group's protocol (``ClassicGroupMember.metadata``: ``UNKNOWN_SERVER_ERROR``). The join then goes on as any join to the
+   consumer group; if it is refused (``GROUP_MAX_SIZE_REACHED``) nothing is written and the group
+   stays classic, its parked requests already answered.
+3. **A classic request meets a consumer group.** An Empty consumer group is deleted by a JoinGroup
+   (``GMM.classicGroupJoin`` → ``maybeDeleteEmptyConsumerGroup``), which goes on as a join to a
+   group that does not exist (``classicGroupJoinToClassicGroup``), offsets kept; a join with a
+   member id then meets no group and is refused ``UNKNOWN_MEMBER_ID``, and whether the deletion
+   stays without a record written is kept open (the consumer group stays, or is gone). A group
+   with members, under the policy ``disabled``, refuses classic members
+   (``throwIfClassicMemberCannotJoinConsumerGroup``: ``INCONSISTENT_GROUP_PROTOCOL``, after the
+   session-timeout check of ``GroupCoordinatorService.joinGroup``). Under any other policy a
+   classic member is a member of the consumer group (``classicGroupJoinToConsumerGroup``):
+
+   * JoinGroup: ``GROUP_MAX_SIZE_REACHED`` for a new member of a full group; the protocol type must
+     be ``consumer`` and one of its protocols supported by every classic member
+     (``supportsClassicProtocols``), else ``INCONSISTENT_GROUP_PROTOCOL``; KIP-394's
+     ``MEMBER_ID_REQUIRED`` for a dynamic member without an id (a new id is not remembered: any id
+     joins); a static member with an unknown id takes the place of the member with its instance id
+     (``replaceMember``), with a known id must be that member (``UNKNOWN_MEMBER_ID``,
+     ``FENCED_INSTANCE_ID``). Its subscription comes from its metadata (a change bumps the group
+     epoch), the target is brought up to date and the member reconciled with the partitions its
+     metadata says it owns (none in a v0 ``ConsumerProtocolSubscription``: its revocations are done
+     at once). The answer comes at once: the member's epoch as the generation, its first
+     protocol's name, no leader, no member list. Its session timer restarts with the request's
+     session timeout, its join timer is cancelled and a sync timer (its rebalance timeout) armed.
+   * SyncGroup (``classicGroupSyncToConsumerGroup``): the member (below), the generation (its
+     epoch, else ``ILLEGAL_GENERATION``), the protocol type and name if given
+     (``INCONSISTENT_GROUP_PROTOCOL``), then ``REBALANCE_IN_PROGRESS`` if the assignment epoch is
+     ahead of its epoch and it is not revoking (``throwIfRebalanceInProgress``, which arms its join
+     timer if absent); else its assigned partitions (a ``ConsumerProtocolAssignment``), its sync
+     timer cancelled, its session restarted.
+   * Heartbeat (``classicGroupHeartbeatToConsumerGroup``): the member, the generation, its session
+     restarted; ``REBALANCE_IN_PROGRESS`` (join timer armed if absent) while its epoch is behind
+     the assignment epoch, it is revoking, or it waits for partitions no one holds any more.
+   * The member is looked up by ``validateConsumerGroupMember``: by instance id if one is given
+     (unknown: ``UNKNOWN_MEMBER_ID``; held by another member id: ``FENCED_INSTANCE_ID``), else by
+     member id (``UNKNOWN_MEMBER_ID``); a member of the consumer protocol is ``UNKNOWN_MEMBER_ID``
+     to these requests (``throwIfMemberDoesNotUseClassicProtocol``). SyncGroup v5+ without
+     protocol type and name is ``INCONSISTENT_GROUP_PROTOCOL`` before anything (``KafkaApis``), and
+     an Empty group's SyncGroup ``UNKNOWN_MEMBER_ID``.
+   * LeaveGroup (``classicGroupLeaveToConsumerGroup``) answers each member: unknown
+     ``UNKNOWN_MEMBER_ID``, an instance id held by another member id ``FENCED_INSTANCE_ID``, else
+     the member, of either protocol, is removed (``consumerGroupFenceMembers``: one epoch bump).
+   * OffsetCommit follows ``ConsumerGroup.validateOffsetCommit``: a classic member commits with
+     any version, and where a consumer-protocol member hears ``STALE_MEMBER_EPOCH`` it hears
+     ``ILLEGAL_GENERATION``. DescribeGroups reads the group with ``GMM.classicGroup``: as for a
+     group that does not exist (``Dead``; v6+ ``GROUP_ID_NOT_FOUND``).
+   * A classic member's session timer, join timer and sync timer each fence it when they fire
+     (``consumerGroupFenceMemberOperation``); it has no revocation timer (``maybeReconcile``
+     arms that for consumer-protocol members only).
+4. **Downgrade** (``consumerGroupFenceMembers`` → ``validateOnlineDowngradeWithFencedMembers``,
+   ``convertToClassicGroup``, ``ClassicGroup.fromConsumerGroup``). When members are fenced (a
+   leave, a classic LeaveGroup, any timer) and every member left uses the classic protocol, there
+   is at least one, the policy allows downgrades (``bidirectional``, ``downgrade``) and they are at
+   most ``group.max.size``, the group becomes a classic group: Stable at the group epoch (before
+   the fencing, which writes no bump then), protocol type ``consumer``, any member the leader (the
+   first of a ``HashMap``), the protocol voted as a classic group votes, each member's target as
+   its assignment; every member's heartbeat is rescheduled, and it rebalances
+   (``prepareRebalance``): the members must rejoin within the rebalance timeout.
+5. **No group.** Every request goes to the classic rules, except ConsumerGroupHeartbeat and
    ConsumerGroupDescribe. An OffsetCommit with generation -1 there makes a classic group, Empty,
    with the offsets (``OffsetMetadataManager.validateOffsetCommit`` →
    ``getOrMaybeCreateClassicGroup``): rule 1 deletes it when a consumer member joins.
 
-Only ``group.consumer.migration.policy=disabled`` is modelled so far. Under the other policies a
-consumer member joining a classic group with members converts it (``convertToConsumerGroup``)
-and classic members join a consumer group with members (``classicGroupJoinToConsumerGroup``;
-with downgrade, ``convertToClassicGroup`` when the last consumer-protocol member leaves): not
-modelled yet, so :class:`MigrationConfig` refuses those policies.
+Not modelled: a static member of the classic protocol replacing one in a consumer group whose
+other members are all classic (``validateOnlineDowngradeWithReplacedMember``: the suite's
+consumers are dynamic, so such a group has downgraded already), regular-expression subscriptions
+(classic members have none), and ConsumerGroupDescribe's ``MemberType`` (not compared).
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -86,6 +133,8 @@ from kgc.model.commands import (
 from kgc.model.consumer_group import (
     CLASSIC_JOIN,
     CLASSIC_SYNC,
+    REBALANCE,
+    SESSION,
     STABLE,
     UNRELEASED_PARTITIONS,
     UNREVOKED_PARTITIONS,
@@ -189,7 +238,20 @@ def _no_classic_group(s: GroupState) -> GroupState:
 
 
 def _no_consumer_group(s: ConsumerGroupState) -> ConsumerGroupState:
-    return ConsumerGroupState(outbox=s.outbox, now_ms=s.now_ms, deferred=s.deferred)
+    """The consumer part once its group is gone. Its members' timers stay: Kafka cancels none of
+    them (``Group.cancelTimers`` does nothing for a consumer group, and a downgrade calls nothing
+    else), and each fences its member id in whatever consumer group has that id when it fires
+    (``consumerGroupFenceMemberOperation``): a later upgrade brings the member back, and the old
+    timer with it (seen on 4.3.1: a classic member that joined a consumer group, was downgraded
+    with it and upgraded again, was fenced by the sync timeout of its first join)."""
+    return ConsumerGroupState(
+        outbox=s.outbox,
+        now_ms=s.now_ms,
+        deferred=s.deferred,
+        session_deadlines=s.session_deadlines,
+        rebalance_timers=s.rebalance_timers,
+        classic_timers=s.classic_timers,
+    )
 
 
 def _assignment_text(tps: frozenset[TP]) -> str:
@@ -349,7 +411,8 @@ class MigratingGroupModel(TimedModel[MixedState]):
             ]
         out: list[MixedState] = []
         for c in self.consumer.fire(state.consumer, (deadline, kind, key)):
-            out += self._maybe_downgrade(state, replace(state, consumer=c, now_ms=now))
+            after = replace(state, consumer=c, now_ms=now)
+            out += self._maybe_downgrade(state, after, (deadline, kind, key))
         return out
 
     # ------------------------------------------------------------------ requests
@@ -431,9 +494,12 @@ class MigratingGroupModel(TimedModel[MixedState]):
         out: list[MixedState] = []
         for classic in self._parked_answered(s.classic):
             converted = self._upgraded(replace(s, classic=classic))
-            if isinstance(converted, str):  # the conversion failed: the group stays classic
-                error = self.consumer._error(converted)
-                out.append(self._answer_consumer(replace(s, classic=classic), request_id, error))
+            if isinstance(converted, frozenset):  # the conversion failed: the group stays classic
+                for name in sorted(converted):
+                    error = self.consumer._error(name)
+                    out.append(
+                        self._answer_consumer(replace(s, classic=classic), request_id, error)
+                    )
                 continue
             for after in self._on_consumer(converted, converted.consumer, request_id, c, at_ms):
                 answer = self.consumer.outbox(after.consumer)[request_id][0]
@@ -459,24 +525,36 @@ class MigratingGroupModel(TimedModel[MixedState]):
 
         return explore(self.classic.config, classic, step)
 
-    def _upgraded(self, s: MixedState) -> MixedState | str:
+    def _upgraded(self, s: MixedState) -> MixedState | frozenset[str]:
         """``ConsumerGroup.fromClassicGroup``: every member Stable at the generation, with the
         partitions of its last assignment as its target; the group and assignment epochs are the
-        generation. An error name if an assignment or a subscription does not parse."""
+        generation. If a member's assignment or subscription does not parse (a SchemaException:
+        ``GROUP_ID_NOT_FOUND``) or it no longer supports the group's protocol (it rejoined with
+        other protocols: ``ClassicGroupMember.metadata`` throws, ``UNKNOWN_SERVER_ERROR``), the
+        conversion fails with the first such member's error, in an order (a ``HashMap``'s) the
+        model cannot know: the set of the errors it may be."""
         g = s.classic
         gen = g.generation_id
         if g.protocol_name is None:
             # ``classicGroup.protocolName().get()`` on a group that never chose one
-            return UNKNOWN_SERVER_ERROR
+            return frozenset({UNKNOWN_SERVER_ERROR})
         topics = self.config.consumer.partitions()
         members: list[Member] = []
         target: list[tuple[str, frozenset[TP]]] = []
         sessions: list[tuple[str, float]] = []
+        errors: set[str] = set()
         for m in g.members:
             assigned = _parsed_assignment(m.assignment, topics)
+            if assigned is None:
+                errors.add(GROUP_ID_NOT_FOUND)  # "Cannot upgrade classic group ... malformed"
+                continue
+            if g.protocol_name not in {p.name for p in m.protocols}:
+                errors.add(UNKNOWN_SERVER_ERROR)
+                continue
             subscribed = _parsed_topics(m.metadata(g.protocol_name))
-            if assigned is None or subscribed is None:
-                return GROUP_ID_NOT_FOUND  # a SchemaException: "Cannot upgrade classic group"
+            if subscribed is None:
+                errors.add(GROUP_ID_NOT_FOUND)
+                continue
             members.append(
                 Member(
                     member_id=m.member_id,
@@ -495,6 +573,8 @@ class MigratingGroupModel(TimedModel[MixedState]):
             )
             target.append((m.member_id, assigned))
             sessions.append((m.member_id, s.now_ms + m.session_timeout_ms))
+        if errors:
+            return frozenset(errors)
         consumer = replace(
             s.consumer,
             exists=True,
@@ -502,9 +582,14 @@ class MigratingGroupModel(TimedModel[MixedState]):
             assignment_epoch=gen,
             members=tuple(sorted(members, key=lambda m: m.member_id)),
             target=tuple(sorted(target)),
-            session_deadlines=tuple(sorted(sessions)),
-            rebalance_timers=(),
-            classic_timers=(),
+            # each member's session timer is (re)scheduled; timers of an earlier consumer group
+            # of this id stay (``_no_consumer_group``)
+            session_deadlines=tuple(
+                sorted(
+                    [x for x in s.consumer.session_deadlines if x[0] not in dict(sessions)]
+                    + sessions
+                )
+            ),
             offsets=_consumer_offsets(g),
         )
         return replace(s, classic=_no_classic_group(g), consumer=consumer)
@@ -777,7 +862,9 @@ class MigratingGroupModel(TimedModel[MixedState]):
         return out
 
     # ------------------------------------------------------------------ downgrade
-    def _maybe_downgrade(self, before: MixedState, after: MixedState) -> list[MixedState]:
+    def _maybe_downgrade(
+        self, before: MixedState, after: MixedState, fired: Timer | None = None
+    ) -> list[MixedState]:
         """``consumerGroupFenceMembers`` → ``validateOnlineDowngradeWithFencedMembers``: when
         members were fenced and every one left uses the classic protocol, the group becomes a
         classic group again (``convertToClassicGroup``) and rebalances; the fencing writes no
@@ -790,7 +877,18 @@ class MigratingGroupModel(TimedModel[MixedState]):
             return [after]
         if len(now.members) > self.config.classic.group_max_size:
             return [after]
-        return self._downgraded(after, was.group_epoch)
+        # no member is removed (no ``removeMember``): the leaving members' timers stay too, but
+        # for the one that just fired
+        gone = (fired[1], fired[2]) if fired is not None else None
+        kept = replace(
+            now,
+            session_deadlines=tuple(x for x in was.session_deadlines if (SESSION, x[0]) != gone),
+            rebalance_timers=tuple(
+                x for x in was.rebalance_timers if (REBALANCE, f"{x[0]}@{x[1]}") != gone
+            ),
+            classic_timers=tuple(x for x in was.classic_timers if (x[1], x[0]) != gone),
+        )
+        return self._downgraded(replace(after, consumer=kept), was.group_epoch)
 
     def _downgraded(self, s: MixedState, generation: int) -> list[MixedState]:
         """``ClassicGroup.fromConsumerGroup`` then ``prepareRebalance``: Stable at the group
