@@ -29,8 +29,9 @@ at most one of them with a live group, and the crossing rules below, read at Apa
    conversion (``GROUP_ID_NOT_FOUND``); a group that never chose a protocol fails it too
    (``protocolName().get()``: ``UNKNOWN_SERVER_ERROR``), and so does a member that rejoined
    without the group's protocol (``ClassicGroupMember.metadata``: ``UNKNOWN_SERVER_ERROR``). The
-   join then goes on as any join to the consumer group; if it is refused (``GROUP_MAX_SIZE_REACHED``) nothing is written and the group
-   stays classic, its parked requests already answered.
+   join then goes on as any join to the consumer group; if it is refused
+   (``GROUP_MAX_SIZE_REACHED``) nothing is written and the group stays classic, its parked
+   requests already answered.
 3. **A classic request meets a consumer group.** An Empty consumer group is deleted by a JoinGroup
    (``GMM.classicGroupJoin`` → ``maybeDeleteEmptyConsumerGroup``), which goes on as a join to a
    group that does not exist (``classicGroupJoinToClassicGroup``), offsets kept; a join with a
