@@ -258,7 +258,9 @@ def _migration_upgrade_refused() -> Callable[[], None]:
     from kgc.model.errors import GROUP_ID_NOT_FOUND
     from kgc.model.migration import MigratingGroupModel
 
-    return _patched_attribute(MigratingGroupModel, "_upgraded", lambda self, s: GROUP_ID_NOT_FOUND)
+    return _patched_attribute(
+        MigratingGroupModel, "_upgraded", lambda self, s: frozenset({GROUP_ID_NOT_FOUND})
+    )
 
 
 def _migration_no_downgrade() -> Callable[[], None]:
