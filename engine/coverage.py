@@ -311,9 +311,11 @@ def migration_universe(policy: str = "bidirectional") -> list[Cell]:
             continue
         # classic members of a consumer group (``classicGroup*ToConsumerGroup``)
         cells += [(s, "JoinGroup", e) for e in ("NONE", "MEMBER_ID_REQUIRED")]
-        cells += [(s, "SyncGroup", e) for e in ("NONE", "REBALANCE_IN_PROGRESS")]
-        cells += [(s, "Heartbeat", e) for e in ("NONE", "REBALANCE_IN_PROGRESS")]
-        cells.append((s, "OffsetCommit", "NONE"))
+        cells += [(s, r, "NONE") for r in ("SyncGroup", "Heartbeat", "OffsetCommit")]
+        if s == "consumer/Reconciling":
+            # a member behind the assignment epoch, or revoking, is told to rejoin; in a Stable
+            # group every member is reconciled at that epoch, so none is
+            cells += [(s, r, "REBALANCE_IN_PROGRESS") for r in ("SyncGroup", "Heartbeat")]
     cells.append(("Dead", "OffsetCommit", "NONE"))  # rule 4: a simple classic group is made
     return cells
 
