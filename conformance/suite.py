@@ -481,7 +481,6 @@ def consumer_workload(
 ) -> Workload:
     """The KIP-848 consumer group on ``BrokerTarget`` targets: the versions both sides speak go
     into ``description["request_versions"]`` (and so into the model record and every trace)."""
-    from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.errors import ProtocolUnsupported
     from kgc.engine.registry import build_consumer, consumer_manifest
     from kgc.properties.consumer_machine import consumer_machine_for
@@ -513,13 +512,34 @@ def consumer_workload(
     _probe_consumer_protocol(cluster, first, versions["ConsumerGroupHeartbeat"][-1])
     _await_topic_in_group_coordinator(cluster, topic, versions["ConsumerGroupHeartbeat"][-1])
     record = consumer_manifest(description, {topic: TOPIC_PARTITIONS})
-    build = factory or build_consumer
+    return _broker_workload(
+        cluster,
+        description,
+        record,
+        factory or build_consumer,
+        consumer_machine_for,
+        reuse_connections=reuse_connections,
+    )
+
+
+def _broker_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    record: dict[str, Any],
+    build: Callable[[dict[str, Any], str], Model[Any]],
+    machine: Callable[[SuiteContext], type[Any]],
+    *,
+    reuse_connections: bool,
+) -> Workload:
+    """``machine``'s examples on ``BrokerTarget`` targets, checked by ``build(record, gid)``."""
+    from kgc.conformance.broker_target import BrokerTarget
+
     return Workload(
         open_target=lambda gid: BrokerTarget(
             cluster, gid, description=description, reuse_connections=reuse_connections
         ),
         new_model=lambda gid: build(record, gid),
-        machine=consumer_machine_for,  # type: ignore[arg-type]
+        machine=machine,
         model_record=record,
     )
 
@@ -537,7 +557,6 @@ def migration_workload(
     :func:`consumer_workload`), else :class:`ProtocolUnsupported` before any example; its
     ``group.consumer.migration.policy`` is read (Kafka's default, ``bidirectional``, if it does
     not say)."""
-    from kgc.conformance.broker_target import BrokerTarget
     from kgc.conformance.brokerconfig import migration_policy
     from kgc.engine.registry import MIGRATION_POLICY, build_migration, migration_manifest
     from kgc.properties.migration_machine import migration_machine_for
@@ -555,14 +574,13 @@ def migration_workload(
         group_config[MIGRATION_POLICY] = read or "bidirectional"
         sources[MIGRATION_POLICY] = "read" if read else "assumed"
     record = migration_manifest(description, {topic: TOPIC_PARTITIONS})
-    build = factory or build_migration
-    return Workload(
-        open_target=lambda gid: BrokerTarget(
-            cluster, gid, description=description, reuse_connections=reuse_connections
-        ),
-        new_model=lambda gid: build(record, gid),
-        machine=migration_machine_for,  # type: ignore[arg-type]
-        model_record=record,
+    return _broker_workload(
+        cluster,
+        description,
+        record,
+        factory or build_migration,
+        migration_machine_for,
+        reuse_connections=reuse_connections,
     )
 
 

@@ -81,6 +81,11 @@ def _patched(module: Any, name: str, new: Callable[..., Any]) -> Callable[[], No
                 for key, fn in list(value.items()):
                     if fn is original:
                         sites.append((value, key, original, new))
+    return _install(sites)
+
+
+def _install(sites: list[_Site]) -> Callable[[], None]:
+    """Put every replacement in place; the returned function puts the originals back."""
     for where, key, _, replacement in sites:
         _set(where, key, replacement)
     _ACTIVE.append(sites)
@@ -241,17 +246,7 @@ def _consumer_stale_commit_accepted() -> Callable[[], None]:
 
 def _patched_attribute(owner: Any, name: str, new: Any) -> Callable[[], None]:
     """Replace ``owner.name`` (a method of a model class) for the block."""
-    sites: list[_Site] = [(owner, name, getattr(owner, name), new)]
-    _set(owner, name, new)
-    _ACTIVE.append(sites)
-
-    def undo() -> None:
-        for where, key, orig, _ in sites:
-            _set(where, key, orig)
-        if sites in _ACTIVE:
-            _ACTIVE.remove(sites)
-
-    return undo
+    return _install([(owner, name, getattr(owner, name), new)])
 
 
 def _migration_upgrade_refused() -> Callable[[], None]:

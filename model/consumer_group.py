@@ -382,7 +382,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     def vanished(self, state: ConsumerGroupState) -> ConsumerGroupState | None:
         s = state
         if self.config.empty_group_may_vanish and s.exists and not s.members and not s.offsets:
-            return _deleted(s)
+            return deleted_group(s)
         return None
 
     def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
@@ -921,10 +921,15 @@ def _with_epoch(
     )
 
 
-def _deleted(s: ConsumerGroupState) -> ConsumerGroupState:
-    """The group after ``maybeDeleteGroup``: gone; what is in flight to clients stays, and so do
-    timers of members no longer in it (Kafka cancels none: ``model/migration.py`` leaves some
-    behind on a downgrade; an Empty group of this model alone has none)."""
+def deleted_group(s: ConsumerGroupState) -> ConsumerGroupState:
+    """The group once gone (``maybeDeleteGroup``, or replaced by a classic group in
+    ``model/migration.py``): what is in flight to clients stays, and so do timers of members no
+    longer in it. Kafka cancels none of them (``Group.cancelTimers`` does nothing for a consumer
+    group, and a downgrade calls nothing else), and each fences its member id in whatever
+    consumer group has that id when it fires (``consumerGroupFenceMemberOperation``): a later
+    upgrade brings the member back, and the old timer with it (seen on 4.3.1: a classic member
+    that joined a consumer group, was downgraded with it and upgraded again, was fenced by the
+    sync timeout of its first join). An Empty group of this model alone has none."""
     return ConsumerGroupState(
         outbox=s.outbox,
         now_ms=s.now_ms,

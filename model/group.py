@@ -126,7 +126,7 @@ def _deletable(s: GroupState) -> bool:
     )
 
 
-def _deleted(s: GroupState) -> GroupState:
+def deleted_group(s: GroupState) -> GroupState:
     """The group after the cleanup: gone; what is in flight to clients and the member ids the
     model has named (``issued_ids``, ``unrevealed``) stay."""
     return GroupState(
@@ -171,7 +171,7 @@ class ClassicGroupModel(TimedModel[GroupState]):
 
     def vanished(self, state: GroupState) -> GroupState | None:
         if self.config.empty_group_may_vanish and _deletable(state):
-            return _deleted(state)
+            return deleted_group(state)
         return None
 
     # ------------------------------------------------------------------ steps

@@ -146,6 +146,7 @@ from kgc.model.consumer_group import (
     Member,
     Sent,
     _put_member,
+    deleted_group,
     fence_member,
     held_by_others,
 )
@@ -163,6 +164,7 @@ from kgc.model.errors import (
     UNKNOWN_SERVER_ERROR,
 )
 from kgc.model.group import ClassicGroupModel
+from kgc.model.group import deleted_group as deleted_classic_group
 from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig
 from kgc.model.rebalance import (
@@ -229,30 +231,6 @@ def _classic_offsets(s: ConsumerGroupState) -> tuple[CommittedOffset, ...]:
 
 def _consumer_offsets(s: GroupState) -> tuple[tuple[TP, int, str], ...]:
     return tuple(sorted((TP(o.topic, o.partition), o.offset, o.metadata) for o in s.offsets))
-
-
-def _no_classic_group(s: GroupState) -> GroupState:
-    """The classic part once its group is gone: what is in flight and the ids it named stay."""
-    return GroupState(
-        issued_ids=s.issued_ids, unrevealed=s.unrevealed, outbox=s.outbox, now_ms=s.now_ms
-    )
-
-
-def _no_consumer_group(s: ConsumerGroupState) -> ConsumerGroupState:
-    """The consumer part once its group is gone. Its members' timers stay: Kafka cancels none of
-    them (``Group.cancelTimers`` does nothing for a consumer group, and a downgrade calls nothing
-    else), and each fences its member id in whatever consumer group has that id when it fires
-    (``consumerGroupFenceMemberOperation``): a later upgrade brings the member back, and the old
-    timer with it (seen on 4.3.1: a classic member that joined a consumer group, was downgraded
-    with it and upgraded again, was fenced by the sync timeout of its first join)."""
-    return ConsumerGroupState(
-        outbox=s.outbox,
-        now_ms=s.now_ms,
-        deferred=s.deferred,
-        session_deadlines=s.session_deadlines,
-        rebalance_timers=s.rebalance_timers,
-        classic_timers=s.classic_timers,
-    )
 
 
 def _assignment_text(tps: frozenset[TP]) -> str:
@@ -482,7 +460,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
             # ``maybeDeleteEmptyClassicGroup``: the classic group goes (its timers with it), the
             # offsets stay with the group id; the member ids the classic part named stay named
             consumer = replace(s.consumer, offsets=_consumer_offsets(s.classic))
-            gone = replace(s, classic=_no_classic_group(s.classic))
+            gone = replace(s, classic=deleted_classic_group(s.classic))
             return self._on_consumer(gone, consumer, request_id, c, at_ms)
         refused = self._answer_consumer(s, request_id, self.consumer._error(GROUP_ID_NOT_FOUND))
         cfg = self.config
@@ -593,7 +571,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
             ),
             offsets=_consumer_offsets(g),
         )
-        return replace(s, classic=_no_classic_group(g), consumer=consumer)
+        return replace(s, classic=deleted_classic_group(g), consumer=consumer)
 
     # ------------------------------------------------- rules 2-3: a classic request
     def _classic_request_to_consumer_group(
@@ -761,7 +739,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
             return self._join_consumer_group(s, request_id, command)
         # ``maybeDeleteEmptyConsumerGroup``: the consumer group goes, the offsets stay
         classic = replace(s.classic, offsets=_classic_offsets(s.consumer))
-        gone = replace(s, consumer=_no_consumer_group(s.consumer), classic=classic)
+        gone = replace(s, consumer=deleted_group(s.consumer), classic=classic)
         out = [
             replace(gone, classic=c)
             for c in self.classic.apply(gone.classic, request_id, command, at_ms)
@@ -929,7 +907,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
                 reschedule_heartbeat(tx, mid)
             prepare_rebalance(tx)
 
-        consumer = _no_consumer_group(c)
+        consumer = deleted_group(c)
         return [
             replace(s, classic=g, consumer=consumer)
             for g in explore(self.classic.config, base, step)

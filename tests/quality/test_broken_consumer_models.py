@@ -1,7 +1,10 @@
-"""Quality for the KIP-848 consumer protocol: each broken consumer-group variant
-(``kgc.engine.broken.CONSUMER_VARIANTS``) is caught against the session broker (Kafka 4.x), shrunk
-to a trace of at most 10 commands that fails again on replay with the variant in force, and passes
-on replay with the real model — as ``test_broken_models.py`` does for the classic protocol."""
+"""Quality for the KIP-848 consumer protocol and online migration: each broken consumer-group
+variant (``kgc.engine.broken.CONSUMER_VARIANTS``, searched with ``--protocol consumer``) and each
+broken migration variant (``MIGRATION_VARIANTS``, ``--protocol migration``, the session broker's
+default ``group.consumer.migration.policy``) is caught against the session broker (Kafka 4.x),
+shrunk to a trace of at most 10 commands that fails again on replay with the variant in force,
+and passes on replay with the real model — as ``test_broken_models.py`` does for the classic
+protocol."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import pytest
 from kgc.conformance.client import Cluster
 from kgc.conformance.session import description_of
 from kgc.conformance.suite import replay_on_broker, run_suite
-from kgc.engine.broken import CONSUMER_VARIANTS, broken
+from kgc.engine.broken import CONSUMER_VARIANTS, MIGRATION_VARIANTS, broken
 from kgc.engine.traces import load, render
 
 MAX_COMMANDS = 10
@@ -26,8 +29,12 @@ def _replay(broker, trace):  # noqa: ANN001
 
 @pytest.mark.broker
 @pytest.mark.quality
-@pytest.mark.parametrize("variant", sorted(CONSUMER_VARIANTS))
-def test_consumer_suite_catches_broken_model(variant, kgc_broker, tmp_path):
+@pytest.mark.parametrize(
+    ("variant", "protocol"),
+    [(v, "consumer") for v in sorted(CONSUMER_VARIANTS)]
+    + [(v, "migration") for v in sorted(MIGRATION_VARIANTS)],
+)
+def test_consumer_suite_catches_broken_model(variant, protocol, kgc_broker, tmp_path):
     version = str(description_of(kgc_broker).get("version") or "4")
     if version[:1].isdigit() and int(version.split(".")[0]) < 4:
         pytest.skip(f"Kafka {version} has no KIP-848 consumer protocol")
@@ -40,7 +47,7 @@ def test_consumer_suite_catches_broken_model(variant, kgc_broker, tmp_path):
             traces_dir=tmp_path,
             shrink_budget_s=30,
             minimize_budget_s=60,
-            protocol="consumer",
+            protocol=protocol,
         )
     assert result.failure == "divergence", (
         f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"
