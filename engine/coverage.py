@@ -339,7 +339,11 @@ def unreachable_on(target: Mapping[str, Any]) -> dict[Cell, str]:
     out: dict[Cell, str] = {}
     size = (target.get("group_config") or {}).get("group.max.size")
     if size is None or int(size) >= LARGEST_GROUP:
-        shown = "unknown" if size is None else size
+        # where the value came from (``brokerconfig.facts``): a value kgc assumed says so
+        source = (target.get("fact_sources") or {}).get("group.max.size")
+        if source == "assumed":
+            source = "assumed: Kafka's default, the broker did not say"
+        shown = "unknown" if size is None else f"{size}" + (f", {source}" if source else "")
         for cell, why in NEEDS_SETUP.items():
             out[cell] = f"{why} (group.max.size is {shown})"
     versions = target.get("request_versions")

@@ -90,6 +90,15 @@ def test_cells_a_broker_cannot_give_leave_the_denominator_with_the_reason():
     assert set(summary["unreachable"]) == {" × ".join(c) for c in gone}
 
 
+def test_the_reason_says_when_group_max_size_was_assumed():
+    cell = ("Stable", "JoinGroup", "GROUP_MAX_SIZE_REACHED")
+    assumed = {**KAFKA_4_3, "group_config": {"group.max.size": 2**31 - 1},
+               "fact_sources": {"group.max.size": "assumed"}}  # fmt: skip
+    assert "2147483647, assumed: Kafka's default" in unreachable_on(assumed)[cell]
+    read = {**assumed, "fact_sources": {"group.max.size": "read"}}
+    assert "(group.max.size is 2147483647, read)" in unreachable_on(read)[cell]
+
+
 def test_a_line_rule_that_is_off_leaves_its_cell_out():
     kafka_3_9 = {**KAFKA_4_3, "version": "3.9.2"}
     gone = unreachable_on(kafka_3_9)
