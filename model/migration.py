@@ -110,7 +110,6 @@ from typing import Any
 
 from kgc.model.assignors import TopicPartition as TP
 from kgc.model.commands import (
-    NO_GENERATION,
     NO_MEMBER_ID,
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
@@ -178,7 +177,7 @@ from kgc.model.state import EMPTY, CommittedOffset, Deferred, GroupState, Outgoi
 from kgc.model.state import STABLE as CLASSIC_STABLE
 from kgc.model.state import Member as ClassicMember
 from kgc.model.timed import TimedModel, Timer
-from kgc.model.txn import Txn, explore
+from kgc.model.txn import Txn, as_answered, explore
 
 # ``ConsumerGroupMigrationPolicy``: the values Kafka accepts (case-insensitive)
 POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
@@ -434,13 +433,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
         return replace(s, consumer=replace(s.consumer, outbox=s.consumer.outbox + (sent,)))
 
     def _answer_classic(self, s: MixedState, request_id: int, response: Response) -> MixedState:
-        if (
-            isinstance(response, JoinGroupResponse)
-            and response.error != NONE
-            and response.generation_id == NO_GENERATION
-        ):  # ``Txn.respond``: the line's generation in a JoinGroup error
-            gen = self.config.classic.profile.join_error_generation_id
-            response = replace(response, generation_id=gen)
+        response = as_answered(self.config.classic.profile, response)
         out = Outgoing(request_id=request_id, response=response, emitted_at_ms=s.now_ms)
         return replace(s, classic=with_outbox(s.classic, s.classic.outbox + (out,)))
 

@@ -34,6 +34,18 @@ from kgc.model.state import (
 T = TypeVar("T")
 
 
+def as_answered(profile: Profile, response: Response) -> Response:
+    """``response`` as the line writes it: a JoinGroup error carries the line's generation
+    (``Profile.join_error_generation_id``)."""
+    if (
+        isinstance(response, JoinGroupResponse)
+        and response.error != "NONE"
+        and response.generation_id == NO_GENERATION
+    ):
+        return replace(response, generation_id=profile.join_error_generation_id)
+    return response
+
+
 class Txn:
     """Mutable copy of a :class:`GroupState` (members, pending members, offsets as dicts)."""
 
@@ -111,12 +123,7 @@ class Txn:
 
     # ------------------------------------------------------------------ small helpers
     def respond(self, request_id: int, response: Response) -> None:
-        if (
-            isinstance(response, JoinGroupResponse)
-            and response.error != "NONE"
-            and response.generation_id == NO_GENERATION
-        ):
-            response = replace(response, generation_id=self.profile.join_error_generation_id)
+        response = as_answered(self.profile, response)
         self.outbox.append(
             Outgoing(request_id=request_id, response=response, emitted_at_ms=self.now_ms)
         )
