@@ -895,6 +895,7 @@ def consumer_group_heartbeat_request(
     instance_id: str | None = None,
     rebalance_timeout_ms: int = -1,
     subscribed_topic_names: Sequence[str] | None = None,
+    subscribed_topic_regex: str | None = None,
     server_assignor: str | None = None,
     topic_partitions: Sequence[tuple[Any, Sequence[int]]] | None = None,
     version: int,
@@ -916,6 +917,7 @@ def consumer_group_heartbeat_request(
         subscribed_topic_names=None
         if subscribed_topic_names is None
         else list(subscribed_topic_names),
+        subscribed_topic_regex=subscribed_topic_regex,
         server_assignor=server_assignor,
         topic_partitions=None
         if topic_partitions is None

@@ -349,6 +349,7 @@ def encode(
                 instance_id=command.instance_id,
                 rebalance_timeout_ms=command.rebalance_timeout_ms,
                 subscribed_topic_names=command.subscribed_topic_names,
+                subscribed_topic_regex=command.subscribed_topic_regex,
                 server_assignor=command.server_assignor,
                 topic_partitions=owned,
                 version=v,
@@ -586,6 +587,7 @@ def decode(
                         instance_id=x.instance_id,
                         member_epoch=x.member_epoch,
                         subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
+                        subscribed_topic_regex=x.subscribed_topic_regex or None,
                         assignment=_partitions_by_name(x.assignment.topic_partitions, names),
                         target_assignment=_partitions_by_name(
                             x.target_assignment.topic_partitions, names

@@ -168,6 +168,8 @@ class ConsumerGroupHeartbeat:
     is 0 to join, -1 to leave, -2 for a static member's temporary leave. Every optional field is
     ``None`` when it did not change since the member's last heartbeat, as on the wire.
     ``topic_partitions`` are the partitions the member owns (topic names here; ids on the wire).
+    ``subscribed_topic_regex`` is a Java regular expression over topic names (KIP-848); ``""``
+    drops the member's regex.
     """
 
     type: ClassVar[str] = "ConsumerGroupHeartbeat"
@@ -177,6 +179,7 @@ class ConsumerGroupHeartbeat:
     instance_id: str | None = None
     rebalance_timeout_ms: int = -1
     subscribed_topic_names: tuple[str, ...] | None = None
+    subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     topic_partitions: tuple[TopicPartition, ...] | None = None
     version: int
@@ -359,6 +362,7 @@ class ConsumerMember:
     instance_id: str | None = None
     member_epoch: int
     subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None  # None for none or ``""`` (one to Kafka)
     assignment: tuple[TopicPartition, ...] = ()
     target_assignment: tuple[TopicPartition, ...] = ()
 

@@ -84,8 +84,28 @@ by instance id, then member ids: ``RangeAssignor.sortMemberIds``) and is run as 
 
 Members of the classic protocol in a consumer group (``Member.classic``: online migration), the
 epoch -1 commit to a missing group that makes a classic "simple" group, and the conversions both
-ways are ``model/migration.py``'s, which runs this model beside the classic one. Not modelled yet:
-regular-expression subscriptions.
+ways are ``model/migration.py``'s, which runs this model beside the classic one.
+
+12. **Regular-expression subscriptions** (``GroupMetadataManager.maybeUpdateRegularExpressions``,
+   ``handleRegularExpressionsResult``, ``modern/consumer/TopicRegexResolver``; 4.2.0 on): a
+   member's ``SubscribedTopicRegex`` (``""`` drops it) subscribes it to the topics the regex
+   matches in full, once the group has *resolved* it; until then it matches nothing. A regex no
+   member had yet must compile (RE2J) or the heartbeat is ``INVALID_REGULAR_EXPRESSION``, and it
+   asks for a resolution. A heartbeat starts one, of every regex of the group, unless one is
+   under way or the last started at most 10 s ago (``REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``), when
+   a regex is new or unresolved, or the last is older than
+   ``group.consumer.regex.refresh.interval.ms``, or (kept open) another client made a topic. The
+   resolution runs on the coordinator's executor and completes at a moment the client cannot
+   know (kept open, up to ``regex_resolution_ms``); the group epoch is then bumped if a regex
+   now matches other topics or the subscribed topics no longer match the group's metadata hash.
+   A change of regex does not bump the epoch unless the new regex is already resolved or the
+   member dropped its regex (``REGEX_UPDATED_AND_RESOLVED``), but the member's assignment is
+   made consistent with its new subscription at once. A resolved regex with no subscriber left
+   is deleted. A subscription with a regex is *heterogeneous* to the ``uniform`` assignor unless
+   every member has that one regex and no topic names (``ConsumerGroup.subscriptionType``).
+   Regexes are matched against the run's topics: the suite draws none that could match
+   another's. 4.0 and 4.1 bump and reconcile by other rules: not modelled
+   (``regex_subscriptions``).
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -93,6 +113,7 @@ Pure: no I/O, no clock, no randomness.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -122,6 +143,7 @@ from kgc.model.errors import (
     GROUP_ID_NOT_FOUND,
     GROUP_MAX_SIZE_REACHED,
     ILLEGAL_GENERATION,
+    INVALID_REGULAR_EXPRESSION,
     INVALID_REQUEST,
     NONE,
     OFFSET_METADATA_TOO_LARGE,
@@ -146,6 +168,12 @@ SESSION = "session"
 REBALANCE = "rebalance"
 CLASSIC_JOIN = "classic-join"
 CLASSIC_SYNC = "classic-sync"
+RESOLVE = "resolve-regexes"  # the latest a scheduled resolution of regular expressions completes
+# ``GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``: no resolution starts sooner after
+# the last one
+REGEX_REFRESH_MIN_INTERVAL_MS = 10_000
+# maybeUpdateRegularExpressions' outcome (``UpdateRegularExpressionStatus``)
+NO_CHANGE, REGEX_UPDATED, REGEX_UPDATED_AND_RESOLVED = "no-change", "updated", "resolved"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,6 +209,21 @@ class ConsumerGroupConfig:
     commit_partition_epochs: bool = True
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     reorder_window_ms: float = 0.0  # see ClassicGroupModel
+    # regular-expression subscriptions as modelled (rule 12) from 4.2.0; 4.0 and 4.1 bump and
+    # reconcile by other rules (``maybeUpdateRegularExpressions`` in the 4.0.2 and 4.1.2 jars has
+    # no ``REGEX_UPDATED_AND_RESOLVED``): a regex to a model of those is refused
+    regex_subscriptions: bool = True
+    # group.consumer.regex.refresh.interval.ms: a resolution older than this is redone
+    regex_refresh_interval_ms: int = 600_000
+    # the latest a scheduled resolution completes, after the heartbeat that scheduled it was
+    # sent: it runs on the coordinator's executor, and its result is written as a record
+    regex_resolution_ms: float = 2000.0
+    # how far the broker's clock may be past a request's send time when it handles it: a
+    # comparison with an interval this close to its end may go either way
+    clock_slack_ms: float = 500.0
+    # topics may be made on the broker by others at any moment (``lastMetadataImageWithNewTopics``):
+    # a heartbeat may then start a resolution nothing in the group asked for
+    topics_may_appear: bool = True
 
     def partitions(self) -> dict[str, int]:
         return dict(self.topics)
@@ -204,6 +247,7 @@ class Member:
     state: str = STABLE
     rebalance_timeout_ms: int = -1
     subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None  # never "": Kafka treats it as none (``isNotEmpty``)
     server_assignor: str | None = None
     assigned: frozenset[TP] = frozenset()
     pending_revocation: frozenset[TP] = frozenset()
@@ -246,6 +290,16 @@ class ConsumerGroupState:
     # ``scheduleConsumerGroupSyncTimeout``): (member id, CLASSIC_JOIN or CLASSIC_SYNC, deadline)
     classic_timers: tuple[tuple[str, str, float], ...] = ()
     offsets: tuple[tuple[TP, int, str], ...] = ()  # committed (partition, offset, metadata), sorted
+    # rule 12: regex -> the topics it matched when last resolved, sorted; the regexes of the
+    # resolution under way and when the heartbeat that scheduled it was sent; when the last one
+    # that wrote anything was scheduled (``lastResolvedRegularExpressionRefreshTimeMs``)
+    resolved: tuple[tuple[str, frozenset[str]], ...] = ()
+    resolving: tuple[str, ...] | None = None
+    resolving_since: float = 0.0
+    refreshed_at: float = 0.0
+    # the subscribed topics the group's metadata hash was last computed over (a group epoch
+    # record carries it: ``ModernGroup.computeMetadataHash``); empty for a new group (hash 0)
+    hashed_topics: frozenset[str] = frozenset()
     outbox: tuple[Sent, ...] = ()
     now_ms: float = 0.0
     deferred: Deferred | None = None  # held back by the reorder window (``model/timed.py``)
@@ -265,6 +319,29 @@ class ConsumerGroupState:
 
     def target_of(self, member_id: str) -> frozenset[TP]:
         return dict(self.target).get(member_id, frozenset())
+
+    def topics_of(self, member: Member) -> frozenset[str]:
+        """The member's subscription: its topic names and what its regex resolved to (nothing
+        while unresolved: ``TargetAssignmentBuilder``, ``CurrentAssignmentBuilder``)."""
+        names = frozenset(member.subscribed_topic_names)
+        if member.subscribed_topic_regex is None:
+            return names
+        return names | dict(self.resolved).get(member.subscribed_topic_regex, frozenset())
+
+    def subscribed_topics(self) -> frozenset[str]:
+        """``ConsumerGroup.subscribedTopicNames``' keys: every member's subscription."""
+        out: frozenset[str] = frozenset()
+        for m in self.members:
+            out |= self.topics_of(m)
+        return out
+
+    def regex_counts(self) -> dict[str, int]:
+        """``ConsumerGroup.subscribedRegularExpressions``: regex -> members subscribed to it."""
+        counts: dict[str, int] = {}
+        for m in self.members:
+            if m.subscribed_topic_regex is not None:
+                counts[m.subscribed_topic_regex] = counts.get(m.subscribed_topic_regex, 0) + 1
+        return counts
 
     @property
     def group_state(self) -> str:
@@ -333,6 +410,38 @@ def uniform_targets(
     return [a for a, k in zip(out, kept, strict=True) if k == max(kept)]
 
 
+def heterogeneous_targets(
+    partitions: Mapping[str, int], subscriptions: Mapping[str, tuple[str, ...]]
+) -> list[dict[str, frozenset[TP]]]:
+    """Every target the ``uniform`` assignor's heterogeneous builder may produce for members
+    subscribed to one topic or none (``UniformHeterogeneousAssignmentBuilder``: balance first,
+    then stickiness). Kept open: every assignment of the topic's partitions to its subscribers
+    whose loads differ by at most one; the builder's stickiness is not held to."""
+    members = sorted(subscriptions)
+    topics = {t for m in members for t in subscriptions[m]}
+    if len(topics) > 1:
+        raise ValueError(
+            "members with different subscriptions over several topics (the uniform assignor's "
+            "heterogeneous builder) are not modelled yet"
+        )
+    empty = {m: frozenset[TP]() for m in members}
+    if not topics:
+        return [empty]
+    (topic,) = topics
+    subscribers = [m for m in members if topic in subscriptions[m]]
+    tps = [TP(topic, p) for p in range(partitions.get(topic, 0))]
+    out: list[dict[str, frozenset[TP]]] = []
+    for owners in itertools.product(subscribers, repeat=len(tps)):
+        loads = [owners.count(m) for m in subscribers]
+        if max(loads) - min(loads) > 1:
+            continue
+        result = dict(empty)
+        for m in subscribers:
+            result[m] = frozenset(tp for tp, o in zip(tps, owners, strict=True) if o == m)
+        out.append(result)
+    return out or [empty]
+
+
 def range_targets(
     partitions: Mapping[str, int],
     subscriptions: Mapping[str, tuple[str, ...]],
@@ -389,6 +498,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         out = [(t, SESSION, m) for m, t in state.session_deadlines]
         out += [(t, REBALANCE, f"{m}@{e}") for m, e, t in state.rebalance_timers]
         out += [(t, kind, m) for m, kind, t in state.classic_timers]
+        if state.resolving is not None:
+            out.append((state.resolving_since + self.config.regex_resolution_ms, RESOLVE, ""))
         if state.deferred is not None:
             out.append((state.deferred.at_ms + self.config.reorder_window_ms, "deferred", ""))
         return sorted(out)
@@ -409,6 +520,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             # earlier group of this id (``model/migration.py``, downgrade) fences nobody else
             s = replace(s, session_deadlines=tuple(x for x in s.session_deadlines if x[0] != key))
             return [self._remove(s, key)]
+        if kind == RESOLVE:
+            return [self._resolution_done(s)]
         if kind in (CLASSIC_JOIN, CLASSIC_SYNC):  # ``consumerGroupFenceMemberOperation``
             s = replace(
                 s,
@@ -472,6 +585,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                     instance_id=m.instance_id,
                     member_epoch=m.member_epoch,
                     subscribed_topic_names=tuple(sorted(m.subscribed_topic_names)),
+                    subscribed_topic_regex=m.subscribed_topic_regex,
                     assignment=_wire(
                         m.assigned | m.pending_revocation
                         if self.config.describe_includes_pending_revocation
@@ -514,7 +628,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                 return INVALID_REQUEST
             if c.topic_partitions is None or c.topic_partitions:
                 return INVALID_REQUEST
-            if c.subscribed_topic_names is None:
+            if c.subscribed_topic_names is None and c.subscribed_topic_regex is None:
                 return INVALID_REQUEST
         elif c.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             return INVALID_REQUEST
@@ -579,16 +693,43 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             updated = replace(updated, server_assignor=c.server_assignor)
         if c.subscribed_topic_names is not None:
             updated = replace(updated, subscribed_topic_names=tuple(c.subscribed_topic_names))
-        subscription_changed = set(updated.subscribed_topic_names) != set(
-            old.subscribed_topic_names
-        )
-        if not s.exists:
-            s = replace(s, exists=True, group_epoch=self.config.initial_group_epoch)
+        if c.subscribed_topic_regex is not None:
+            if not self.config.regex_subscriptions:
+                raise ValueError(
+                    "regular-expression subscriptions are not modelled for this release "
+                    "(regex_subscriptions: off)"
+                )
+            updated = replace(updated, subscribed_topic_regex=c.subscribed_topic_regex or None)
+        names_changed = set(updated.subscribed_topic_names) != set(old.subscribed_topic_names)
+        status = self._regex_status(s, old, updated)
+        if status == INVALID_REGULAR_EXPRESSION:
+            return [(s, self._error(INVALID_REGULAR_EXPRESSION))]
+        schedules = self._refresh_choices(s, old, updated, status)
+        creating = not s.exists
+        if creating:
+            s = replace(
+                s,
+                exists=True,
+                group_epoch=self.config.initial_group_epoch,
+                hashed_topics=frozenset(),
+            )
         s = _put_member(s, updated)
-        if subscription_changed:
-            s = replace(s, group_epoch=s.group_epoch + 1)
+        s = _drop_unsubscribed_regexes(s)  # the old regex's tombstone, if it was the last one
+        subscription_changed = names_changed or status != NO_CHANGE
+        # ``updateSubscriptionMetadata``: on a bump, or on a new group's first heartbeat (its
+        # metadata refresh deadline is 0), a changed metadata hash bumps too
+        bump = names_changed or status == REGEX_UPDATED_AND_RESOLVED
+        if bump or creating:
+            s = _bump_if(s, bump)
+        outcomes = []
+        for schedule in schedules:
+            if schedule:
+                regexes = tuple(sorted(s.regex_counts()))
+                outcomes.append(replace(s, resolving=regexes, resolving_since=s.now_ms))
+            else:
+                outcomes.append(s)
         out: list[tuple[ConsumerGroupState, Response]] = []
-        for s1 in self._maybe_update_target(s):
+        for s1 in (t for s0 in outcomes for t in self._maybe_update_target(s0)):
             target_epoch = s1.assignment_epoch
             target = s1.target_of(c.member_id)
             before = s1.member(c.member_id)
@@ -607,7 +748,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             s2 = _set_session(s2, c.member_id, s2.now_ms + self.config.session_timeout_ms)
             full = (
                 c.rebalance_timeout_ms != -1
-                and c.subscribed_topic_names is not None
+                and (c.subscribed_topic_names is not None or c.subscribed_topic_regex is not None)
                 and c.topic_partitions is not None
             )
             assignment = None
@@ -622,6 +763,101 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             )
             out.append((s2, answer))
         return out
+
+    # ------------------------------------------------------------------ regexes (rule 12)
+    def _regex_status(self, s: ConsumerGroupState, old: Member, updated: Member) -> str:
+        """``maybeUpdateRegularExpressions``, its first half: how the member's regex changed, or
+        ``INVALID_REGULAR_EXPRESSION`` for a regex no member had yet that does not compile."""
+        before, after = old.subscribed_topic_regex, updated.subscribed_topic_regex
+        if before == after:
+            return NO_CHANGE
+        if after is None:
+            return REGEX_UPDATED_AND_RESOLVED if before is not None else REGEX_UPDATED
+        if s.regex_counts().get(after, 0) == 0:
+            return REGEX_UPDATED if regex_compiles(after) else INVALID_REGULAR_EXPRESSION
+        return REGEX_UPDATED_AND_RESOLVED if after in dict(s.resolved) else REGEX_UPDATED
+
+    def _refresh_choices(
+        self, s: ConsumerGroupState, old: Member, updated: Member, status: str
+    ) -> list[bool]:
+        """``maybeUpdateRegularExpressions``, its second half: whether this heartbeat starts a
+        resolution of every regex of the group; both where the clock or another client's new
+        topics cannot tell."""
+        require = status == REGEX_UPDATED and updated.subscribed_topic_regex is not None and (
+            s.regex_counts().get(updated.subscribed_topic_regex, 0) == 0
+        )
+        if not require and not s.regex_counts():
+            return [False]
+        if s.resolving is not None:  # one under way (``executor.isScheduled``)
+            return [False]
+        counts = s.regex_counts()
+        if old.subscribed_topic_regex is not None:
+            counts[old.subscribed_topic_regex] -= 1
+            if not counts[old.subscribed_topic_regex]:
+                del counts[old.subscribed_topic_regex]
+        if updated.subscribed_topic_regex is not None:
+            counts[updated.subscribed_topic_regex] = (
+                counts.get(updated.subscribed_topic_regex, 0) + 1
+            )
+        choices: set[bool] = set()
+        for cooled in self._past(s, REGEX_REFRESH_MIN_INTERVAL_MS):
+            if not cooled or not counts:
+                choices.add(False)
+                continue
+            unresolved = require or len(counts) != len(s.resolved)
+            for stale in self._past(s, self.config.regex_refresh_interval_ms):
+                if unresolved or stale:
+                    choices.add(True)
+                else:
+                    choices.add(False)
+                    if self.config.topics_may_appear:
+                        choices.add(True)
+        return sorted(choices)
+
+    def _past(self, s: ConsumerGroupState, interval: float) -> list[bool]:
+        """Whether the broker's clock is past the last resolution's start plus ``interval``
+        (``currentTimeMs > lastRefreshTimeMs + interval``; always, with none resolved:
+        ``Long.MIN_VALUE``). The start is known between the scheduling heartbeat's send time
+        and ``regex_resolution_ms`` later, the broker's clock up to ``clock_slack_ms`` past a
+        request's send time: near the end both answers are kept."""
+        if not s.resolved:
+            return [True]
+        if s.now_ms <= s.refreshed_at + interval - self.config.clock_slack_ms:
+            return [False]
+        if s.now_ms > s.refreshed_at + interval + self.config.regex_resolution_ms:
+            return [True]
+        return [False, True]
+
+    def _resolution_done(self, s: ConsumerGroupState) -> ConsumerGroupState:
+        """``handleRegularExpressionsResult``: each regex of the batch that still has a
+        subscriber gets the run's topics it matches (in full: ``Pattern.matcher(...).matches``);
+        the group epoch is bumped when one of them changed, or the subscribed topics no longer
+        match the metadata hash."""
+        assert s.resolving is not None
+        counts = s.regex_counts()
+        resolved = dict(s.resolved)
+        changed = False
+        wrote = False
+        for regex in s.resolving:
+            if not counts.get(regex):
+                continue
+            topics = frozenset(t for t, _ in self.config.topics if re.fullmatch(regex, t))
+            changed |= resolved.get(regex, frozenset()) != topics
+            resolved[regex] = topics
+            wrote = True
+        s = replace(
+            s,
+            resolving=None,
+            resolved=tuple(sorted(resolved.items())),
+            refreshed_at=s.resolving_since if wrote else s.refreshed_at,
+        )
+        return _bump_if(s, changed)
+
+    def background(self, state: ConsumerGroupState) -> list[ConsumerGroupState]:
+        """A resolution under way may complete at any moment before its ``RESOLVE`` deadline."""
+        if state.resolving is None or not state.exists:
+            return []
+        return [self._resolution_done(state)]
 
     def _leave(
         self, s: ConsumerGroupState, c: ConsumerGroupHeartbeat
@@ -666,15 +902,21 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         """Rule 3: every target the assignor may compute when the group epoch moved ahead."""
         if s.assignment_epoch >= s.group_epoch:
             return [s]
-        subscriptions = {m.member_id: m.subscribed_topic_names for m in s.members}
+        subscriptions = {m.member_id: tuple(sorted(s.topics_of(m))) for m in s.members}
         partitions = self.config.partitions()
+        # the homogeneous builder only without regexes (``ConsumerGroup.subscriptionType``
+        # calls a group with one regex for all homogeneous too: the heterogeneous rule below
+        # allows all its homogeneous builder's answers)
+        homogeneous = len(set(subscriptions.values())) <= 1 and not s.regex_counts()
         targets: list[dict[str, frozenset[TP]]] = []
         for assignor in self._preferred_assignors(s):
             if assignor == "range":
                 instance_ids = {m.member_id: m.instance_id for m in s.members}
                 targets += range_targets(partitions, subscriptions, instance_ids)
-            else:
+            elif homogeneous:
                 targets += uniform_targets(partitions, subscriptions, dict(s.target))
+            else:
+                targets += heterogeneous_targets(partitions, subscriptions)
         return [
             replace(
                 s,
@@ -696,7 +938,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         """Rule 4: ``GroupMetadataManager.maybeReconcile`` + ``CurrentAssignmentBuilder.build``."""
         if not subscription_changed and member.reconciled_to(target_epoch):
             return member
-        subscribed = set(member.subscribed_topic_names)
+        subscribed = s.topics_of(member)
 
         def owns_any(revoking: frozenset[TP]) -> bool:
             return owned is None or bool(owned & revoking)
@@ -890,7 +1132,7 @@ def fence_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
     group epoch."""
     if s.member(member_id) is None:
         return s
-    return replace(
+    s = replace(
         s,
         members=tuple(m for m in s.members if m.member_id != member_id),
         target=tuple((m, t) for m, t in s.target if m != member_id),
@@ -899,6 +1141,37 @@ def fence_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
         rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id),
         classic_timers=tuple(x for x in s.classic_timers if x[0] != member_id),
     )
+    # ``maybeDeleteResolvedRegularExpressions``; the epoch record carries the new metadata hash
+    s = _drop_unsubscribed_regexes(s)
+    return replace(s, hashed_topics=s.subscribed_topics())
+
+
+def _drop_unsubscribed_regexes(s: ConsumerGroupState) -> ConsumerGroupState:
+    """A resolved regex no member is subscribed to any more is deleted (its tombstone)."""
+    counts = s.regex_counts()
+    kept = tuple((r, t) for r, t in s.resolved if counts.get(r))
+    return s if kept == s.resolved else replace(s, resolved=kept)
+
+
+def _bump_if(s: ConsumerGroupState, bump: bool) -> ConsumerGroupState:
+    """``updateSubscriptionMetadata`` / ``handleRegularExpressionsResult``: the group epoch is
+    bumped when asked to, or when the subscribed topics differ from those of the metadata hash;
+    the epoch record carries the new hash."""
+    topics = s.subscribed_topics()
+    if not bump and topics == s.hashed_topics:
+        return s
+    return replace(s, group_epoch=s.group_epoch + 1, hashed_topics=topics)
+
+
+def regex_compiles(regex: str) -> bool:
+    """``Utils.throwIfRegularExpressionIsInvalid`` (Google's RE2J ``Pattern``), judged by
+    Python's ``re``: the two agree on the forms the suite sends (literal names, ``.``, ``.*``,
+    an unclosed ``[``), not on every regex (RE2J has no backreferences, for one)."""
+    try:
+        re.compile(regex)
+    except re.error:
+        return False
+    return True
 
 
 def _with_epoch(

@@ -347,6 +347,9 @@ class MigratingGroupModel(TimedModel[MixedState]):
             return replace(state, consumer=consumer)
         return None
 
+    def background(self, state: MixedState) -> list[MixedState]:
+        return [replace(state, consumer=c) for c in self.consumer.background(state.consumer)]
+
     def timers(self, state: MixedState) -> list[tuple[float, str, str]]:
         out = self.classic.timers(state.classic) + self.consumer.timers(state.consumer)
         if state.deferred is not None:

@@ -103,11 +103,20 @@ class TimedModel(Model[S]):
         clock); None if it may not. Default: never."""
         return None
 
+    def background(self, state: S) -> list[S]:
+        """``state`` after work the coordinator runs on its own threads completed, if some is
+        under way (a resolution of regular expressions: ``ConsumerGroupModel``): it may complete
+        at any moment before the timer that says it must have. Default: none."""
+        return []
+
     def advance(self, state: S, *, must_until: float, may_until: float) -> list[S]:
         """Every state ``state`` may be in once time reaches ``must_until`` (timers due by then
-        fire) or ``may_until`` (timers due by then may fire), with or without the cleanup
-        (``vanished``)."""
+        fire) or ``may_until`` (timers due by then may fire), with or without background work
+        completed (``background``) and the cleanup (``vanished``)."""
         out = self._advance_timers(state, must_until=must_until, may_until=may_until)
+        done = [d for s in out if self.known_bug(s) is None for d in self.background(s)]
+        if done:
+            out = list(dict.fromkeys(out + done))
         gone = [g for s in out if self.known_bug(s) is None and (g := self.vanished(s)) is not None]
         return list(dict.fromkeys(out + gone)) if gone else out
 
