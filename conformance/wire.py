@@ -341,6 +341,8 @@ def encode(
                 for tp in command.topic_partitions:
                     by_topic.setdefault(tp.topic, []).append(tp.partition)
                 owned = [(_topic_id(t, topic_ids), ps) for t, ps in sorted(by_topic.items())]
+            if command.subscribed_topic_regex is not None and v < 1:
+                raise ValueError("SubscribedTopicRegex is a ConsumerGroupHeartbeat v1 field")
             ids.chosen(command.member_id)
             req = kc.consumer_group_heartbeat_request(
                 group_id,

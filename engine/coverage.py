@@ -199,6 +199,7 @@ CONSUMER_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
         "GROUP_MAX_SIZE_REACHED",
         "UNRELEASED_INSTANCE_ID",
         "FENCED_INSTANCE_ID",
+        "INVALID_REGULAR_EXPRESSION",  # a new regex that does not compile (rule 12)
     ),
     "ConsumerGroupDescribe": ("NONE", "GROUP_ID_NOT_FOUND"),
     # offsets with member epochs (rule 11 of ``model/consumer_group.py``)

@@ -149,6 +149,9 @@ def consumer_manifest(
     # (``throwIfConsumerGroupMemberEpochIsInvalid``, read in the same jars)
     if release is not None and release < (4, 2):
         config["epoch_zero_rejoins"] = False
+        # regular-expression subscriptions by rule 12 from 4.2.0 (``maybeUpdateRegularExpressions``
+        # in the 4.2.1 and 4.3.1 sources; 4.0.2 and 4.1.2 bump and reconcile otherwise)
+        config["regex_subscriptions"] = False
     # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
     # ``ConsumerGroup.validateOffsetCommit`` in the 4.3.1 sources); 4.0.2, 4.1.2 and 4.2.1 want
     # the member's epoch exactly

@@ -615,6 +615,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
 
     def _invalid(self, c: ConsumerGroupHeartbeat) -> str | None:
         """Rule 1; the error name, or None for a valid request."""
+        if c.subscribed_topic_regex is not None and c.version < 1:
+            raise ValueError("SubscribedTopicRegex is a ConsumerGroupHeartbeat v1 field")
         if c.instance_id == "":
             return INVALID_REQUEST
         if c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and c.instance_id is None:

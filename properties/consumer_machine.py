@@ -69,6 +69,11 @@ COMMIT_EPOCHS = ("current", "previous", "ahead", "zero", "none")
 COMMIT_PARTITIONS = ("owned", "all", "unowned")
 COMMIT_METADATA = ("", "kgc", "too-large")
 FETCH_AS = ("admin", "member", "stale", "stranger")
+# a subscription a consumer may move to (``subscribe``): the topic by name, or a regex (KIP-848,
+# resolved by the coordinator) that matches it exactly, matches it with a wildcard, matches no
+# topic, or does not compile; each is built on the run's own topic name, which no other topic
+# on the broker shares
+SUBSCRIPTIONS = ("names", "exact", "wild", "none", "broken")
 
 # Versions exercised by default (Kafka 4.x accepts ConsumerGroupHeartbeat and ConsumerGroupDescribe
 # v0-1; v1 requires a client-chosen member id, KIP-1082).
@@ -99,6 +104,7 @@ class ConsumerView:
     revoking: frozenset[tuple[str, int]] = frozenset()  # revoked, not yet acknowledged
     revoke_deadline_ms: float = float("inf")  # fenced then unless acknowledged before
     in_group_since_ms: float = float("inf")  # start of its current unbroken stretch in the group
+    regex: str | None = None  # its subscription: this regex, or (None) the topic by name
 
     @property
     def lease_end_ms(self) -> float:
@@ -195,6 +201,9 @@ class ConsumerGroupMachine(EngineMachine):
                 f"{r.group_epoch}\n" + self.report()
             )
         if r.assignment_epoch != r.group_epoch or not r.members:
+            return
+        if any(m.subscribed_topic_regex for m in r.members):
+            # what a regex resolved to is not in the answer: the model checks these targets
             return
         from kgc.properties.assignment_z3 import check_generation
 
@@ -303,10 +312,13 @@ class ConsumerGroupMachine(EngineMachine):
         if joining:
             fields = {
                 "rebalance_timeout_ms": v.rebalance_timeout_ms,
-                "subscribed_topic_names": (self.topic,),
                 "server_assignor": self.assignor,
                 "topic_partitions": (),
             }
+            if v.regex is None:
+                fields["subscribed_topic_names"] = (self.topic,)
+            else:
+                fields["subscribed_topic_regex"] = v.regex
         elif owned == "acked":
             fields = {"topic_partitions": v.owned}
         elif owned == "stale":
@@ -315,6 +327,12 @@ class ConsumerGroupMachine(EngineMachine):
             fields.setdefault("instance_id", v.instance_id)
         fields["version"] = self._version("ConsumerGroupHeartbeat", vi)
         fields.update(overrides)
+        if fields.get("subscribed_topic_regex") is not None and (fields["version"] or 0) < 1:
+            # SubscribedTopicRegex is a v1 field (ConsumerGroupHeartbeatRequest.json)
+            api = "ConsumerGroupHeartbeat"
+            if 1 not in self.context.versions.get(api, DEFAULT_CONSUMER_VERSIONS[api]):
+                return
+            fields["version"] = 1
         command = ConsumerGroupHeartbeat(
             client=client,
             member_id=v.member_id if member_id is None else member_id,
@@ -447,7 +465,9 @@ class ConsumerGroupMachine(EngineMachine):
         if what == "stranger":
             self._heartbeat(client, vi, epoch=3, member_id=f"{client}-stranger", owned="null")
         elif what == "no-subscription":
-            self._heartbeat(client, vi, epoch=0, subscribed_topic_names=None)
+            self._heartbeat(
+                client, vi, epoch=0, subscribed_topic_names=None, subscribed_topic_regex=None
+            )
         elif what == "owned-on-join":
             tp = TopicPartition(topic=self.topic, partition=0)
             self._heartbeat(client, vi, epoch=0, topic_partitions=(tp,))
@@ -465,6 +485,45 @@ class ConsumerGroupMachine(EngineMachine):
             self._heartbeat(client, vi, epoch=0, server_assignor="kgc-no-such-assignor")
         else:  # v1: the member id is the client's to choose (v0 lets the broker pick one)
             self._heartbeat(client, vi, epoch=0, member_id="", version=1)
+
+    def _regexes_modelled(self) -> bool:
+        config = getattr(self.engine.model, "config", None)
+        return bool(getattr(config, "regex_subscriptions", False))
+
+    def regex_for(self, how: str) -> str:
+        """The regex ``how`` names (``SUBSCRIPTIONS``), built on the run's topic."""
+        return {
+            "exact": self.topic,
+            "wild": f"{self.topic}.*",
+            "none": f"{self.topic}-none.*",
+            "broken": f"{self.topic}[",
+        }[how]
+
+    @rule(client=clients, vi=VERSION_INDEX, how=st.sampled_from(SUBSCRIPTIONS))
+    def subscribe(self, client: str, vi: int, how: str) -> None:
+        """The consumer changes its subscription (``subscribe(SubscriptionPattern)`` or a topic
+        list) and says so in its next heartbeat: a regex, or ``""`` to drop one for topic
+        names. A regex that does not compile is refused (``INVALID_REGULAR_EXPRESSION``) and
+        changes nothing. Where the model has no regex rules for the broker's release, the
+        consumer keeps its topic."""
+        v = self.views[client]
+        if not self._regexes_modelled() or not self._idle(client):
+            return
+        regex = None if how == "names" else self.regex_for(how)
+        if regex == v.regex:
+            return
+        if how != "broken":
+            v.regex = regex
+        if v.member_epoch == 0:  # not in the group: its next join subscribes so
+            if how == "broken":
+                self._heartbeat(client, vi, epoch=0, subscribed_topic_regex=regex)
+            return
+        fields: dict[str, Any]
+        if regex is None:
+            fields = {"subscribed_topic_names": (self.topic,), "subscribed_topic_regex": ""}
+        else:
+            fields = {"subscribed_topic_names": (), "subscribed_topic_regex": regex}
+        self._heartbeat(client, vi, owned="acked", **fields)
 
     @rule(client=clients, vi=VERSION_INDEX)
     def describe(self, client: str, vi: int) -> None:

@@ -48,3 +48,11 @@ def test_consumer_histories_check_clean_first_choices():
 def test_consumer_histories_check_clean_random_choices():
     ctx = _run(7, 40)
     assert ctx.commands > 200
+
+
+def test_regex_subscriptions_are_drawn_and_check_clean():
+    # rule 12: the machine moves consumers to regexes (one that does not compile included), and
+    # the model's answers to them check clean against the model, resolutions in the background
+    ctx = _run(11, 60)
+    cells = {cell for cell, n in ctx.coverage.items() if n}
+    assert any(e == "INVALID_REGULAR_EXPRESSION" for _, _, e in cells), sorted(cells)
