@@ -33,6 +33,16 @@ them):
   (``uniform_targets``): balanced too, but not sticky.
 * ``consumer-stale-commit-accepted``: an OffsetCommit at an epoch the member does not hold is
   accepted (``stale_commit`` never answers ``STALE_MEMBER_EPOCH``).
+* ``consumer-regex-unvalidated``: a subscribed regular expression that does not compile is
+  taken (``regex_compiles`` always true), not refused ``INVALID_REGULAR_EXPRESSION``.
+
+Caught by a scripted scenario, not by the search (``SCENARIO_VARIANTS``;
+``tests/consumer/test_consumer_regex_scenarios.py``):
+
+* ``consumer-regex-no-batch-interval``: a new regular expression is resolved at once, however
+  recently the group's last resolution began (``ConsumerGroupModel._past`` ignores
+  ``REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``). The search would have to subscribe two regexes less
+  than 10 s apart and wait 2 s: seed 1's 288 examples of the ``quality`` profile never did.
 
 Online-migration variants (``model/migration.py``; only ``--protocol migration`` can see them):
 
@@ -244,6 +254,23 @@ def _consumer_stale_commit_accepted() -> Callable[[], None]:
     return _patched(consumer_group, "stale_commit", lambda *args: None)
 
 
+def _consumer_regex_no_batch_interval() -> Callable[[], None]:
+    from kgc.model.consumer_group import REGEX_REFRESH_MIN_INTERVAL_MS, ConsumerGroupModel
+
+    original = ConsumerGroupModel._past
+
+    def _past(self: Any, s: Any, interval: float) -> list[bool]:
+        return [True] if interval == REGEX_REFRESH_MIN_INTERVAL_MS else original(self, s, interval)
+
+    return _patched_attribute(ConsumerGroupModel, "_past", _past)
+
+
+def _consumer_regex_unvalidated() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    return _patched(consumer_group, "regex_compiles", lambda regex: True)
+
+
 def _patched_attribute(owner: Any, name: str, new: Any) -> Callable[[], None]:
     """Replace ``owner.name`` (a method of a model class) for the block."""
     return _install([(owner, name, getattr(owner, name), new)])
@@ -296,13 +323,23 @@ CONSUMER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
     "consumer-fenced-epoch-accepted": _consumer_fenced_epoch_accepted,
     "consumer-wrong-assignor": _consumer_wrong_assignor,
     "consumer-stale-commit-accepted": _consumer_stale_commit_accepted,
+    "consumer-regex-unvalidated": _consumer_regex_unvalidated,
+}
+SCENARIO_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
+    "consumer-regex-no-batch-interval": _consumer_regex_no_batch_interval,
 }
 
 
 @contextmanager
 def broken(name: str) -> Iterator[None]:
     """Run the block with the model variant ``name`` in force."""
-    known = {**VARIANTS, **FAILOVER_VARIANTS, **CONSUMER_VARIANTS, **MIGRATION_VARIANTS}
+    known = {
+        **VARIANTS,
+        **FAILOVER_VARIANTS,
+        **CONSUMER_VARIANTS,
+        **MIGRATION_VARIANTS,
+        **SCENARIO_VARIANTS,
+    }
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {', '.join(known)}")
     undo = known[name]()

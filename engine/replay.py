@@ -73,6 +73,11 @@ def topic_of(trace: Trace) -> str | None:
             return c.partitions[0].topic
         if isinstance(c, ConsumerGroupHeartbeat) and c.subscribed_topic_names:
             return c.subscribed_topic_names[0]
+    # a consumer that subscribes by regex alone names none: the topic the run made, which the
+    # consumer model's record lists
+    topics = ((trace.manifest.get("model") or {}).get("config") or {}).get("topics") or []
+    if topics and isinstance(topics[0], list | tuple) and topics[0]:
+        return str(topics[0][0])
     return None
 
 

@@ -843,7 +843,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         for regex in s.resolving:
             if not counts.get(regex):
                 continue
-            topics = frozenset(t for t, _ in self.config.topics if re.fullmatch(regex, t))
+            topics = frozenset(t for t, _ in self.config.topics if regex_matches(regex, t))
             changed |= resolved.get(regex, frozenset()) != topics
             resolved[regex] = topics
             wrote = True
@@ -1163,6 +1163,15 @@ def _bump_if(s: ConsumerGroupState, bump: bool) -> ConsumerGroupState:
     if not bump and topics == s.hashed_topics:
         return s
     return replace(s, group_epoch=s.group_epoch + 1, hashed_topics=topics)
+
+
+def regex_matches(regex: str, topic: str) -> bool:
+    """``TopicRegexResolver.resolveRegularExpressions``: the regex matches the whole name; one
+    that does not compile matches nothing (logged and ignored)."""
+    try:
+        return re.fullmatch(regex, topic) is not None
+    except re.error:
+        return False
 
 
 def regex_compiles(regex: str) -> bool:

@@ -18,6 +18,7 @@ from kgc.conformance.client import Cluster
 from kgc.conformance.negotiate import negotiate_with
 from kgc.conformance.session import description_of
 from kgc.conformance.suite import consumer_workload
+from kgc.engine.broken import broken
 from kgc.engine.loop import Engine
 from kgc.engine.registry import model_manifest
 from kgc.model import PROFILES
@@ -183,6 +184,21 @@ def test_a_new_regex_waits_for_a_heartbeat_10_s_after_the_last_resolution(
     assert c2.owned and time.monotonic() - started > 9
     e.finish()
     assert e.divergence is None, e.divergence
+
+
+def test_the_batch_interval_scenario_catches_a_model_without_it(regex_group: Any) -> None:
+    # the search does not reach this rule (engine/broken.py, SCENARIO_VARIANTS): the scenario
+    # above must, or a model that resolves every new regex at once would pass unseen
+    open_engine, topic = regex_group
+    e = open_engine()
+    c1, c2 = Member(e, "c1"), Member(e, "c2")
+    with broken("consumer-regex-no-batch-interval"):
+        c1.send(_join("c1", regex=topic))
+        _until([c1], lambda: len(c1.owned) == TOPIC_PARTITIONS, 5)
+        c2.send(_join("c2", regex=f"{topic}.*"))
+        with pytest.raises(AssertionError, match="Divergence"):
+            _until([c1, c2], lambda: False, 4)
+    assert e.divergence is not None
 
 
 def test_switching_from_names_to_a_regex_and_back(regex_group: Any) -> None:
