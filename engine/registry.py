@@ -153,9 +153,15 @@ def consumer_manifest(
         config["topics_may_appear"] = False
     if release is not None and release < (4, 2):
         config["epoch_zero_rejoins"] = False
-        # regular-expression subscriptions by rule 12 from 4.2.0 (``maybeUpdateRegularExpressions``
-        # in the 4.2.1 and 4.3.1 sources; 4.0.2 and 4.1.2 bump and reconcile otherwise)
-        config["regex_subscriptions"] = False
+        # a subscription change reconciles at once from 4.2.0; before, a heartbeat to a group at
+        # epoch 0 bumps it (``consumerGroupHeartbeat`` in the 4.0.2, 4.1.2, 4.2.1 jars)
+        config["subscription_change_reconciles"] = False
+        config["epoch_zero_group_bumps"] = True
+    if release is not None and release < (4, 1):
+        # 4.0: dropping a regex bumps nothing, and no refresh interval (``maybeUpdate
+        # RegularExpressions`` in the 4.0.2 and 4.1.2 jars)
+        config["regex_drop_bumps"] = False
+        config["regex_refresh_interval_ms"] = None
     # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
     # ``ConsumerGroup.validateOffsetCommit`` in the 4.3.1 sources); 4.0.2, 4.1.2 and 4.2.1 want
     # the member's epoch exactly

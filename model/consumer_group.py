@@ -87,7 +87,7 @@ epoch -1 commit to a missing group that makes a classic "simple" group, and the 
 ways are ``model/migration.py``'s, which runs this model beside the classic one.
 
 12. **Regular-expression subscriptions** (``GroupMetadataManager.maybeUpdateRegularExpressions``,
-   ``handleRegularExpressionsResult``, ``modern/consumer/TopicRegexResolver``; 4.2.0 on): a
+   ``handleRegularExpressionsResult``, ``modern/consumer/TopicRegexResolver``): a
    member's ``SubscribedTopicRegex`` (``""`` drops it) subscribes it to the topics the regex
    matches in full, once the group has *resolved* it; until then it matches nothing. A regex no
    member had yet must compile (RE2J) or the heartbeat is ``INVALID_REGULAR_EXPRESSION``, and it
@@ -104,8 +104,10 @@ ways are ``model/migration.py``'s, which runs this model beside the classic one.
    is deleted. A subscription with a regex is *heterogeneous* to the ``uniform`` assignor unless
    every member has that one regex and no topic names (``ConsumerGroup.subscriptionType``).
    Regexes are matched against the run's topics: the suite draws none that could match
-   another's. 4.0 and 4.1 bump and reconcile by other rules: not modelled
-   (``regex_subscriptions``).
+   another's. Before 4.2.0 a subscription change waits for the next target
+   (``subscription_change_reconciles``) and a new group is bumped off epoch 0 by any heartbeat
+   (``epoch_zero_group_bumps``); 4.0 bumps nothing for a dropped regex and never refreshes by
+   age (``regex_drop_bumps``, ``regex_refresh_interval_ms``).
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -209,12 +211,22 @@ class ConsumerGroupConfig:
     commit_partition_epochs: bool = True
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     reorder_window_ms: float = 0.0  # see ClassicGroupModel
-    # regular-expression subscriptions as modelled (rule 12) from 4.2.0; 4.0 and 4.1 bump and
-    # reconcile by other rules (``maybeUpdateRegularExpressions`` in the 4.0.2 and 4.1.2 jars has
-    # no ``REGEX_UPDATED_AND_RESOLVED``): a regex to a model of those is refused
+    # regular-expression subscriptions (rule 12); off: a regex sent to the model is refused
     regex_subscriptions: bool = True
-    # group.consumer.regex.refresh.interval.ms: a resolution older than this is redone
-    regex_refresh_interval_ms: int = 600_000
+    # group.consumer.regex.refresh.interval.ms: a resolution older than this is redone (from
+    # 4.1.0; None: no such rule, as in 4.0)
+    regex_refresh_interval_ms: int | None = 600_000
+    # dropping a regex bumps the group epoch (from 4.1.0; not in the 4.0.2 jar's
+    # ``maybeUpdateRegularExpressions``)
+    regex_drop_bumps: bool = True
+    # a subscription change reconciles the member's assignment with it at once, before any new
+    # target (``maybeReconcile``'s ``hasSubscriptionChanged``, from 4.2.0; the 4.0.2 and 4.1.2
+    # jars have no such argument)
+    subscription_change_reconciles: bool = True
+    # a heartbeat to a group at epoch 0 bumps it (``bumpGroupEpoch = group.groupEpoch() == 0``
+    # in the 4.0.2 and 4.1.2 jars): a join that changes no subscription still moves a new group
+    # off epoch 0
+    epoch_zero_group_bumps: bool = False
     # the latest a scheduled resolution completes, after the heartbeat that scheduled it was
     # sent: it runs on the coordinator's executor, and its result is written as a record
     regex_resolution_ms: float = 2000.0
@@ -717,10 +729,13 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             )
         s = _put_member(s, updated)
         s = _drop_unsubscribed_regexes(s)  # the old regex's tombstone, if it was the last one
-        subscription_changed = names_changed or status != NO_CHANGE
+        subscription_changed = self.config.subscription_change_reconciles and (
+            names_changed or status != NO_CHANGE
+        )
         # ``updateSubscriptionMetadata``: on a bump, or on a new group's first heartbeat (its
         # metadata refresh deadline is 0), a changed metadata hash bumps too
         bump = names_changed or status == REGEX_UPDATED_AND_RESOLVED
+        bump |= self.config.epoch_zero_group_bumps and s.group_epoch == 0
         if bump or creating:
             s = _bump_if(s, bump)
         outcomes = []
@@ -773,8 +788,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         before, after = old.subscribed_topic_regex, updated.subscribed_topic_regex
         if before == after:
             return NO_CHANGE
-        if after is None:
-            return REGEX_UPDATED_AND_RESOLVED if before is not None else REGEX_UPDATED
+        if after is None:  # the regex dropped
+            return REGEX_UPDATED_AND_RESOLVED if self.config.regex_drop_bumps else REGEX_UPDATED
         if s.regex_counts().get(after, 0) == 0:
             return REGEX_UPDATED if regex_compiles(after) else INVALID_REGULAR_EXPRESSION
         return REGEX_UPDATED_AND_RESOLVED if after in dict(s.resolved) else REGEX_UPDATED
@@ -807,7 +822,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                 choices.add(False)
                 continue
             unresolved = require or len(counts) != len(s.resolved)
-            for stale in self._past(s, self.config.regex_refresh_interval_ms):
+            interval = self.config.regex_refresh_interval_ms
+            for stale in [False] if interval is None else self._past(s, interval):
                 if unresolved or stale:
                     choices.add(True)
                 else:
