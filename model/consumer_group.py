@@ -105,9 +105,9 @@ ways are ``model/migration.py``'s, which runs this model beside the classic one.
    every member has that one regex and no topic names (``ConsumerGroup.subscriptionType``).
    Regexes are matched against the run's topics: the suite draws none that could match
    another's. Before 4.2.0 a subscription change waits for the next target
-   (``subscription_change_reconciles``) and a new group is bumped off epoch 0 by any heartbeat
-   (``epoch_zero_group_bumps``); 4.0 bumps nothing for a dropped regex and never refreshes by
-   age (``regex_drop_bumps``, ``regex_refresh_interval_ms``).
+   (``subscription_change_reconciles``); before 4.3.0 a new group is bumped off epoch 0 by any
+   heartbeat (``epoch_zero_group_bumps``); 4.0 bumps nothing for a dropped regex and never
+   refreshes by age (``regex_drop_bumps``, ``regex_refresh_interval_ms``).
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -224,8 +224,8 @@ class ConsumerGroupConfig:
     # jars have no such argument)
     subscription_change_reconciles: bool = True
     # a heartbeat to a group at epoch 0 bumps it (``bumpGroupEpoch = group.groupEpoch() == 0``
-    # in the 4.0.2 and 4.1.2 jars): a join that changes no subscription still moves a new group
-    # off epoch 0
+    # in the 4.0.2, 4.1.2 and 4.2.1 jars, whose new groups start at 0): a join that changes no
+    # subscription still moves a new group off epoch 0
     epoch_zero_group_bumps: bool = False
     # the latest a scheduled resolution completes, after the heartbeat that scheduled it was
     # sent: it runs on the coordinator's executor, and its result is written as a record
@@ -800,8 +800,10 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         """``maybeUpdateRegularExpressions``, its second half: whether this heartbeat starts a
         resolution of every regex of the group; both where the clock or another client's new
         topics cannot tell."""
-        require = status == REGEX_UPDATED and updated.subscribed_topic_regex is not None and (
-            s.regex_counts().get(updated.subscribed_topic_regex, 0) == 0
+        require = (
+            status == REGEX_UPDATED
+            and updated.subscribed_topic_regex is not None
+            and (s.regex_counts().get(updated.subscribed_topic_regex, 0) == 0)
         )
         if not require and not s.regex_counts():
             return [False]

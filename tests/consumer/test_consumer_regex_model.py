@@ -10,7 +10,8 @@ import pytest
 from kgc.model.commands import ConsumerGroupDescribe as Describe
 from kgc.model.commands import ConsumerGroupHeartbeat as HB
 from kgc.model.consumer_group import ConsumerGroupConfig, heterogeneous_targets
-from tests.consumer.test_consumer_model import CONFIG, T, Run, beat, join, tps
+
+from tests.consumer.test_consumer_model import CONFIG, Run, T, beat, join, tps
 
 MATCHES = "t"  # matches the topic in full
 NOTHING = "t-.*"  # matches no topic of the run

@@ -28,3 +28,34 @@ def test_each_line_gets_its_own_consumer_rules(
     assert config.initial_group_epoch == first_epoch
     assert config.epoch_zero_rejoins is zero_rejoins
     assert config.describe_includes_pending_revocation is pending_in_describe
+
+
+@pytest.mark.parametrize(
+    ("version", "reconciles", "zero_bumps", "drop_bumps", "refresh_interval"),
+    [
+        ("4.0.2", False, True, False, None),
+        ("4.1.2", False, True, True, 600_000),
+        ("4.2.1", True, True, True, 600_000),
+        ("4.3.1", True, False, True, 600_000),
+        ("unknown", True, False, True, 600_000),
+    ],
+)
+def test_each_line_gets_its_own_regex_rules(
+    version: str,
+    reconciles: bool,
+    zero_bumps: bool,
+    drop_bumps: bool,
+    refresh_interval: int | None,
+) -> None:
+    # rule 12's switches: ``consumerGroupHeartbeat`` and ``maybeUpdateRegularExpressions`` as
+    # read in the 4.0.2, 4.1.2, 4.2.1 and 4.3.1 jars
+    implementation = "unknown" if version == "unknown" else "apache-kafka"
+    description = {"version": version, "implementation": implementation}
+    config = build_consumer(consumer_manifest(description, {"t": 3}), "g").config
+    assert config.subscription_change_reconciles is reconciles
+    assert config.epoch_zero_group_bumps is zero_bumps
+    assert config.regex_drop_bumps is drop_bumps
+    assert config.regex_refresh_interval_ms == refresh_interval
+    # a broker kgc started (an implementation it names) has no one else making topics on it;
+    # one it did not start ("unknown") may
+    assert config.topics_may_appear is (version == "unknown")
