@@ -590,6 +590,7 @@ def decode(
                         member_epoch=x.member_epoch,
                         subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
                         subscribed_topic_regex=x.subscribed_topic_regex or None,
+                        member_type=x.member_type if command.version >= 1 else -1,
                         assignment=_partitions_by_name(x.assignment.topic_partitions, names),
                         target_assignment=_partitions_by_name(
                             x.target_assignment.topic_partitions, names

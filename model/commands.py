@@ -363,6 +363,8 @@ class ConsumerMember:
     member_epoch: int
     subscribed_topic_names: tuple[str, ...] = ()
     subscribed_topic_regex: str | None = None  # None for none or ``""`` (one to Kafka)
+    # v1 (KIP-1099): 0 for a member of the classic protocol, 1 for a consumer; -1 below v1
+    member_type: int = -1
     assignment: tuple[TopicPartition, ...] = ()
     target_assignment: tuple[TopicPartition, ...] = ()
 

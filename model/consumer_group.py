@@ -563,7 +563,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if isinstance(command, ConsumerGroupHeartbeat):
             outcomes = self._heartbeat(s, command)
         elif isinstance(command, ConsumerGroupDescribe):
-            outcomes = [(s, r) for r in self._describe(s)]
+            outcomes = [(s, r) for r in self._describe(s, command.version)]
         elif isinstance(command, OffsetCommit):
             outcomes = [self._offset_commit(s, command)]
         elif isinstance(command, OffsetFetch):
@@ -579,12 +579,18 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             for s2, r in outcomes
         ]
 
-    def _describe(self, s: ConsumerGroupState) -> list[ConsumerGroupDescribeResponse]:
+    def _describe(
+        self, s: ConsumerGroupState, version: int = 0
+    ) -> list[ConsumerGroupDescribeResponse]:
         if not s.exists:
             return [ConsumerGroupDescribeResponse(error=GROUP_ID_NOT_FOUND)]
-        return [self._described(s, assignor) for assignor in self._preferred_assignors(s)]
+        return [self._described(s, assignor, version) for assignor in self._preferred_assignors(s)]
 
-    def _described(self, s: ConsumerGroupState, assignor: str) -> ConsumerGroupDescribeResponse:
+    def _described(
+        self, s: ConsumerGroupState, assignor: str, version: int = 0
+    ) -> ConsumerGroupDescribeResponse:
+        """``ConsumerGroup.asDescribedGroup``; v1 names each member's protocol (``MemberType``,
+        KIP-1099: 0 classic, 1 consumer; ``ConsumerGroupMember.asConsumerGroupDescribeMember``)."""
         return ConsumerGroupDescribeResponse(
             error=NONE,
             group_state=s.group_state,
@@ -598,6 +604,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                     member_epoch=m.member_epoch,
                     subscribed_topic_names=tuple(sorted(m.subscribed_topic_names)),
                     subscribed_topic_regex=m.subscribed_topic_regex,
+                    member_type=-1 if version < 1 else 0 if m.classic is not None else 1,
                     assignment=_wire(
                         m.assigned | m.pending_revocation
                         if self.config.describe_includes_pending_revocation

@@ -95,8 +95,8 @@ at most one of them with a live group, and the crossing rules below, read at Apa
 
 Not modelled: a static member of the classic protocol replacing one in a consumer group whose
 other members are all classic (``validateOnlineDowngradeWithReplacedMember``: the suite's
-consumers are dynamic, so such a group has downgraded already), regular-expression subscriptions
-(classic members have none), and ConsumerGroupDescribe's ``MemberType`` (not compared).
+consumers are dynamic, so such a group has downgraded already). ConsumerGroupDescribe v1 names
+each member's protocol (``MemberType``: 0 classic, 1 consumer).
 
 Pure: no I/O, no clock, no randomness.
 """
