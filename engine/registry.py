@@ -141,6 +141,9 @@ def consumer_manifest(
     # read in the kafka-group-coordinator jars of 4.0.2, 4.1.2, 4.2.1, 4.3.0 and 4.3.1); a broker
     # of unknown version is held to the newest rule
     release = release_line(str(description.get("version") or ""))
+    if release is not None and release < (4, 4):
+        # a full group checks the member id alone before 4.4.0 (``throwIfConsumerGroupIsFull``)
+        config["full_group_spares_static"] = False
     if release is not None and release < (4, 3):
         config["initial_group_epoch"] = 0
         # ... and any heartbeat moves it off epoch 0 (``bumpGroupEpoch = groupEpoch == 0 || …``

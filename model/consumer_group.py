@@ -12,8 +12,8 @@ KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
 2. **Heartbeat** (``GroupMetadataManager.consumerGroupHeartbeat``): epoch 0 creates the group and
    the member if missing; otherwise a missing group is ``GROUP_ID_NOT_FOUND`` and a missing member
    ``UNKNOWN_MEMBER_ID``; a new group starts at epoch 1 (``ModernGroup``). A group at
-   ``group.consumer.max.size`` refuses a member it does not know
-   (``GROUP_MAX_SIZE_REACHED``). An epoch above the member's, or below it unless it is the
+   ``group.consumer.max.size`` refuses a member it does not know (``GROUP_MAX_SIZE_REACHED``),
+   from 4.4.0 unless its instance id is a member's (``full_group_spares_static``). An epoch above the member's, or below it unless it is the
    member's previous epoch and the owned partitions are a subset of its assigned ones, is
    ``FENCED_MEMBER_EPOCH`` (``throwIfConsumerGroupMemberEpochIsInvalid``). A change of subscribed
    topic names bumps the group epoch.
@@ -227,6 +227,11 @@ class ConsumerGroupConfig:
     # in the 4.0.2, 4.1.2 and 4.2.1 jars, whose new groups start at 0): a join that changes no
     # subscription still moves a new group off epoch 0
     epoch_zero_group_bumps: bool = False
+    # a full group lets in a request whose instance id a member of it holds (its static member's
+    # own checks answer it: ``throwIfConsumerGroupIsFull``'s ``hasStaticMember`` in the 4.4.0
+    # jar's bytecode; 4.3.1 and before count only member ids; found by the suite on 4.4.0:
+    # UNRELEASED_INSTANCE_ID where 4.3.1 says GROUP_MAX_SIZE_REACHED)
+    full_group_spares_static: bool = True
     # the latest a scheduled resolution completes, after the heartbeat that scheduled it was
     # sent: it runs on the coordinator's executor, and its result is written as a record
     regex_resolution_ms: float = 2000.0
@@ -669,7 +674,9 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if not s.exists and not joining:
             return [(s, self._error(GROUP_ID_NOT_FOUND))]
         if len(s.members) >= self.config.max_size and s.member(c.member_id) is None:
-            return [(s, self._error(GROUP_MAX_SIZE_REACHED))]
+            known = c.instance_id is not None and s.static_member(c.instance_id) is not None
+            if not (known and self.config.full_group_spares_static):
+                return [(s, self._error(GROUP_MAX_SIZE_REACHED))]
         owned = _owned(c)
         if c.instance_id is None:
             old = s.member(c.member_id)

@@ -37,6 +37,7 @@ def test_each_line_gets_its_own_consumer_rules(
         ("4.1.2", False, True, True, 600_000),
         ("4.2.1", True, True, True, 600_000),
         ("4.3.1", True, False, True, 600_000),
+        ("4.4.0", True, False, True, 600_000),
         ("unknown", True, False, True, 600_000),
     ],
 )
@@ -56,6 +57,34 @@ def test_each_line_gets_its_own_regex_rules(
     assert config.epoch_zero_group_bumps is zero_bumps
     assert config.regex_drop_bumps is drop_bumps
     assert config.regex_refresh_interval_ms == refresh_interval
+    assert config.full_group_spares_static is (version in ("4.4.0", "unknown"))
     # a broker kgc started (an implementation it names) has no one else making topics on it;
     # one it did not start ("unknown") may
     assert config.topics_may_appear is (version == "unknown")
+
+
+@pytest.mark.parametrize(
+    ("version", "error"), [("4.3.1", "GROUP_MAX_SIZE_REACHED"), ("4.4.0", "UNRELEASED_INSTANCE_ID")]
+)
+def test_a_full_group_lets_a_known_instance_id_through_from_4_4(version: str, error: str) -> None:
+    from dataclasses import replace
+
+    from kgc.model.commands import ConsumerGroupHeartbeat
+
+    record = consumer_manifest({"version": version, "implementation": "apache-kafka"}, {"t": 3})
+    model = build_consumer(record, "g")
+    model.config = replace(model.config, max_size=1)
+    join = ConsumerGroupHeartbeat(
+        client="c1",
+        member_id="c1-1",
+        member_epoch=0,
+        instance_id="i1",
+        rebalance_timeout_ms=1000,
+        subscribed_topic_names=("t",),
+        topic_partitions=(),
+        version=1,
+    )
+    (s,) = model.apply(model.initial(), 1, join, 0.0)
+    # the same instance under a new member id while the first is still in the (full) group
+    (s2,) = model.apply(s, 2, replace(join, member_id="c1-2"), 10.0)
+    assert model.outbox(s2)[2][0].error == error
