@@ -226,8 +226,8 @@ def _consumer_epoch_not_bumped() -> Callable[[], None]:
 
     original = consumer_group.fence_member
 
-    def fence_member(s: Any, member_id: str) -> Any:
-        out = original(s, member_id)
+    def fence_member(s: Any, member_id: str, **kwargs: Any) -> Any:
+        out = original(s, member_id, **kwargs)
         return replace(out, group_epoch=s.group_epoch)
 
     return _patched(consumer_group, "fence_member", fence_member)

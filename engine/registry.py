@@ -144,6 +144,9 @@ def consumer_manifest(
     if release is not None and release < (4, 4):
         # a full group checks the member id alone before 4.4.0 (``throwIfConsumerGroupIsFull``)
         config["full_group_spares_static"] = False
+        # ... and fencing the last members leaves the assignment epoch behind
+        # (``consumerGroupFenceMembers``)
+        config["empty_group_assignment_catches_up"] = False
     if release is not None and release < (4, 3):
         config["initial_group_epoch"] = 0
         # ... and any heartbeat moves it off epoch 0 (``bumpGroupEpoch = groupEpoch == 0 || …``

@@ -709,6 +709,8 @@ class MigratingGroupModel(TimedModel[MixedState]):
             for member_id in dict.fromkeys(leaving):
                 consumer = fence_member(consumer, member_id)
             consumer = replace(consumer, group_epoch=epoch + 1)
+            if self.consumer.config.empty_group_assignment_catches_up and not consumer.members:
+                consumer = replace(consumer, assignment_epoch=epoch + 1, target=())
         s = replace(s, consumer=consumer)
         return self._answer_classic(
             s, request_id, LeaveGroupResponse(error=NONE, members=tuple(results))

@@ -58,6 +58,7 @@ def test_each_line_gets_its_own_regex_rules(
     assert config.regex_drop_bumps is drop_bumps
     assert config.regex_refresh_interval_ms == refresh_interval
     assert config.full_group_spares_static is (version in ("4.4.0", "unknown"))
+    assert config.empty_group_assignment_catches_up is (version in ("4.4.0", "unknown"))
     # a broker kgc started (an implementation it names) has no one else making topics on it;
     # one it did not start ("unknown") may
     assert config.topics_may_appear is (version == "unknown")
