@@ -137,46 +137,56 @@ def consumer_manifest(
     versions = (description.get("request_versions") or {}).get("ConsumerGroupHeartbeat")
     if versions:
         config["max_version"] = max(int(v) for v in versions)
-    # a new group's first epoch: 0 before 4.3.0, 1 from 4.3.0 (``ModernGroup``'s constructor,
-    # read in the kafka-group-coordinator jars of 4.0.2, 4.1.2, 4.2.1, 4.3.0 and 4.3.1); a broker
-    # of unknown version is held to the newest rule
-    release = release_line(str(description.get("version") or ""))
-    if release is not None and release < (4, 4):
-        # a full group checks the member id alone before 4.4.0 (``throwIfConsumerGroupIsFull``)
-        config["full_group_spares_static"] = False
-        # ... and fencing the last members leaves the assignment epoch behind
-        # (``consumerGroupFenceMembers``)
-        config["empty_group_assignment_catches_up"] = False
-    if release is not None and release < (4, 3):
-        config["initial_group_epoch"] = 0
-        # ... and any heartbeat moves it off epoch 0 (``bumpGroupEpoch = groupEpoch == 0 || …``
-        # in ``consumerGroupHeartbeat`` of the same jars; found by the suite on 4.2.1: a join by
-        # regex alone answered epoch 1)
-        config["epoch_zero_group_bumps"] = True
-        # ConsumerGroupDescribe shows partitions pending revocation from 4.3.0 (same jars)
-        config["describe_includes_pending_revocation"] = False
-    # epoch 0 from a known member: a rejoin from 4.2.0, checked like a lower epoch in 4.0-4.1
-    # (``throwIfConsumerGroupMemberEpochIsInvalid``, read in the same jars)
+    # the rules of the line the run is judged by: the broker's release's, or --rules', or (a
+    # broker that does not say) the default profile's
+    profile = _profile_name(description)
+    config.update(consumer_line_rules(release_line(profile.removeprefix("kafka-"))))
     # a broker kgc started has no other clients: only the suite makes topics on it, before its
     # groups, so no resolution of regexes starts for another's new topic (rule 12)
     if description.get("implementation") not in (None, "unknown"):
         config["topics_may_appear"] = False
-    if release is not None and release < (4, 2):
-        config["epoch_zero_rejoins"] = False
-        # a subscription change reconciles at once from 4.2.0 (``consumerGroupHeartbeat`` in the
-        # 4.0.2, 4.1.2 and 4.2.1 jars)
-        config["subscription_change_reconciles"] = False
-    if release is not None and release < (4, 1):
-        # 4.0: dropping a regex bumps nothing, and no refresh interval (``maybeUpdate
-        # RegularExpressions`` in the 4.0.2 and 4.1.2 jars)
-        config["regex_drop_bumps"] = False
-        config["regex_refresh_interval_ms"] = None
-    # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
-    # ``ConsumerGroup.validateOffsetCommit`` in the 4.3.1 sources); 4.0.2, 4.1.2 and 4.2.1 want
-    # the member's epoch exactly
-    if release is not None and release < (4, 3):
-        config["commit_partition_epochs"] = False
-    return {"name": "ConsumerGroupModel", "profile": _profile_name(description), "config": config}
+    return {"name": "ConsumerGroupModel", "profile": profile, "config": config}
+
+
+def consumer_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
+    """The ``ConsumerGroupConfig`` switches that hold a 4.x ``release`` to its own rules (the
+    defaults are the newest line's, and None's). Each
+    was read in that line's kafka-group-coordinator jar (sources; 4.4.0's bytecode, no sources
+    jar being served) and shown by the suite on a broker of the older line."""
+    if release is None:
+        return {}
+    rules: dict[str, Any] = {}
+    if release < (4, 4):
+        # a full group checks the member id alone (``throwIfConsumerGroupIsFull``), fencing the
+        # last members leaves the assignment epoch behind (``consumerGroupFenceMembers``), and a
+        # change of the preferred assignor bumps nothing (``consumerGroupHeartbeat``)
+        rules["full_group_spares_static"] = False
+        rules["empty_group_assignment_catches_up"] = False
+        rules["assignor_change_bumps"] = False
+    if release < (4, 3):
+        # a new group starts at epoch 0, not 1 (``ModernGroup``'s constructor in the 4.0.2,
+        # 4.1.2 and 4.2.1 jars), and any heartbeat moves it off 0 (``bumpGroupEpoch =
+        # groupEpoch == 0 || …``; found by the suite on 4.2.1: a join by regex alone answered
+        # epoch 1)
+        rules["initial_group_epoch"] = 0
+        rules["epoch_zero_group_bumps"] = True
+        # ConsumerGroupDescribe shows partitions pending revocation from 4.3.0
+        rules["describe_includes_pending_revocation"] = False
+        # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
+        # ``ConsumerGroup.validateOffsetCommit``); before, the member's epoch exactly
+        rules["commit_partition_epochs"] = False
+    if release < (4, 2):
+        # epoch 0 from a known member is a rejoin from 4.2.0, checked like a lower epoch before
+        # (``throwIfConsumerGroupMemberEpochIsInvalid``); a subscription change reconciles at
+        # once from 4.2.0 (``consumerGroupHeartbeat``'s ``maybeReconcile``)
+        rules["epoch_zero_rejoins"] = False
+        rules["subscription_change_reconciles"] = False
+    if release < (4, 1):
+        # dropping a regex bumps nothing, and no refresh interval (``maybeUpdate
+        # RegularExpressions`` in the 4.0.2 jar)
+        rules["regex_drop_bumps"] = False
+        rules["regex_refresh_interval_ms"] = None
+    return rules
 
 
 def release_line(version: str) -> tuple[int, int] | None:
@@ -190,7 +200,14 @@ def release_line(version: str) -> tuple[int, int] | None:
 def build_consumer(model: dict[str, Any], group_id: str) -> ConsumerGroupModel:
     """The consumer-group model a ``ConsumerGroupModel`` record describes."""
     known = {f.name for f in fields(ConsumerGroupConfig)}
-    kwargs: dict[str, Any] = {}
+    # a record written before a switch existed says nothing of it: its line's rule, by the
+    # profile it was judged by (``kafka-X.Y``), not the newest line's default
+    profile = str(model.get("profile") or "")
+    kwargs: dict[str, Any] = dict(
+        consumer_line_rules(release_line(profile.removeprefix("kafka-")))
+        if profile.startswith("kafka-")
+        else {}
+    )
     for key, value in (model.get("config") or {}).items():
         if key not in known:
             raise ValueError(

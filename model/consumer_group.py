@@ -17,7 +17,8 @@ KIP-848 "The Next Generation of the Consumer Rebalance Protocol"):
    above the member's, or below it unless it is the member's previous epoch and the owned
    partitions are a subset of its assigned ones, is ``FENCED_MEMBER_EPOCH``
    (``throwIfConsumerGroupMemberEpochIsInvalid``). A change of subscribed topic names bumps the
-   group epoch.
+   group epoch; from 4.4.0 so does a change of the group's preferred server assignor
+   (``assignor_change_bumps``).
 3. **Target assignment** (``maybeUpdateTargetAssignment``; ``group.consumer.assignment.interval.ms``
    = 0, so it is computed at once): when the group epoch is ahead of the assignment epoch, the
    assignor runs over all members and the assignment epoch becomes the group epoch. The member's
@@ -240,6 +241,11 @@ class ConsumerGroupConfig:
     # 4.4.0 jar's bytecode; 4.3.1 leaves it behind; found by the suite on 4.4.0: an Empty group
     # described at epoch 3 with assignment epoch 3)
     empty_group_assignment_catches_up: bool = True
+    # a heartbeat that changes the group's preferred server assignor bumps the group epoch
+    # (``hasPreferredServerAssignorChanged`` in ``consumerGroupHeartbeat`` of the 4.4.0 jar's
+    # bytecode; found by the suite on 4.4.0: the first member naming ``range`` rejoining an Empty
+    # group answered one epoch more than 4.3.1's rules give)
+    assignor_change_bumps: bool = True
     # the latest a scheduled resolution completes, after the heartbeat that scheduled it was
     # sent: it runs on the coordinator's executor, and its result is written as a record
     regex_resolution_ms: float = 2000.0
@@ -741,6 +747,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if status == INVALID_REGULAR_EXPRESSION:
             return [(s, self._error(INVALID_REGULAR_EXPRESSION))]
         schedules = self._refresh_choices(s, old, updated, status)
+        assignor_before = set(self._preferred_assignors(s))
         creating = not s.exists
         if creating:
             s = replace(
@@ -758,15 +765,26 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         # metadata refresh deadline is 0), a changed metadata hash bumps too
         bump = names_changed or status == REGEX_UPDATED_AND_RESOLVED
         bump |= self.config.epoch_zero_group_bumps and s.group_epoch == 0
-        if bump or creating:
-            s = _bump_if(s, bump)
-        outcomes = []
-        for schedule in schedules:
-            if schedule:
-                regexes = tuple(sorted(s.regex_counts()))
-                outcomes.append(replace(s, resolving=regexes, resolving_since=s.now_ms))
+        bumps = [bump]
+        if not bump and self.config.assignor_change_bumps:
+            # ``hasPreferredServerAssignorChanged`` (4.4.0): a tie between assignors is broken by
+            # ``HashMap`` order, so with one on either side both answers are kept
+            after = set(self._preferred_assignors(s))
+            if len(assignor_before) == 1 and len(after) == 1:
+                bumps = [assignor_before != after]
             else:
-                outcomes.append(s)
+                bumps = [False, True]
+        outcomes = []
+        for bump in bumps:
+            s_bumped = _bump_if(s, bump) if bump or creating else s
+            for schedule in schedules:
+                if schedule:
+                    regexes = tuple(sorted(s_bumped.regex_counts()))
+                    outcomes.append(
+                        replace(s_bumped, resolving=regexes, resolving_since=s_bumped.now_ms)
+                    )
+                else:
+                    outcomes.append(s_bumped)
         out: list[tuple[ConsumerGroupState, Response]] = []
         for s1 in (t for s0 in outcomes for t in self._maybe_update_target(s0)):
             target_epoch = s1.assignment_epoch

@@ -17,7 +17,7 @@ from kgc.engine.registry import build_consumer, consumer_manifest
         ("4.2.1", 0, True, False),
         ("4.3.0", 1, True, True),
         ("4.3.1", 1, True, True),
-        ("unknown", 1, True, True),  # a broker that does not say: the newest rules
+        ("unknown", 1, True, True),  # a broker that does not say: the default profile's (4.3)
     ],
 )
 def test_each_line_gets_its_own_consumer_rules(
@@ -38,7 +38,7 @@ def test_each_line_gets_its_own_consumer_rules(
         ("4.2.1", True, True, True, 600_000),
         ("4.3.1", True, False, True, 600_000),
         ("4.4.0", True, False, True, 600_000),
-        ("unknown", True, False, True, 600_000),
+        ("unknown", True, False, True, 600_000),  # the default profile's line, 4.3
     ],
 )
 def test_each_line_gets_its_own_regex_rules(
@@ -57,8 +57,9 @@ def test_each_line_gets_its_own_regex_rules(
     assert config.epoch_zero_group_bumps is zero_bumps
     assert config.regex_drop_bumps is drop_bumps
     assert config.regex_refresh_interval_ms == refresh_interval
-    assert config.full_group_spares_static is (version in ("4.4.0", "unknown"))
-    assert config.empty_group_assignment_catches_up is (version in ("4.4.0", "unknown"))
+    assert config.full_group_spares_static is (version == "4.4.0")
+    assert config.empty_group_assignment_catches_up is (version == "4.4.0")
+    assert config.assignor_change_bumps is (version == "4.4.0")
     # a broker kgc started (an implementation it names) has no one else making topics on it;
     # one it did not start ("unknown") may
     assert config.topics_may_appear is (version == "unknown")
@@ -89,3 +90,17 @@ def test_a_full_group_lets_a_known_instance_id_through_from_4_4(version: str, er
     # the same instance under a new member id while the first is still in the (full) group
     (s2,) = model.apply(s, 2, replace(join, member_id="c1-2"), 10.0)
     assert model.outbox(s2)[2][0].error == error
+
+
+def test_a_broker_of_unknown_version_takes_the_consumer_rules_of_the_line_it_is_judged_by() -> None:
+    # --rules kafka-4.4 holds an unknown broker to 4.4's rules, classic and consumer alike
+    described = {"version": "unknown", "implementation": "unknown", "model_profile": "kafka-4.4"}
+    config = build_consumer(consumer_manifest(described, {"t": 3}), "g").config
+    assert config.assignor_change_bumps and config.full_group_spares_static
+
+
+def test_a_record_without_a_later_switch_keeps_its_lines_rule() -> None:
+    # a trace recorded on 4.3.1 before the 4.4 switches existed replays by 4.3's rules
+    old = {"name": "ConsumerGroupModel", "profile": "kafka-4.3", "config": {"topics": [["t", 3]]}}
+    config = build_consumer(old, "g").config
+    assert not config.assignor_change_bumps and not config.full_group_spares_static
