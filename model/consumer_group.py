@@ -769,9 +769,9 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if not bump and self.config.assignor_change_bumps:
             # ``hasPreferredServerAssignorChanged`` (4.4.0): a tie between assignors is broken by
             # ``HashMap`` order, so with one on either side both answers are kept
-            after = set(self._preferred_assignors(s))
-            if len(assignor_before) == 1 and len(after) == 1:
-                bumps = [assignor_before != after]
+            assignor_after = set(self._preferred_assignors(s))
+            if len(assignor_before) == 1 and len(assignor_after) == 1:
+                bumps = [assignor_before != assignor_after]
             else:
                 bumps = [False, True]
         outcomes = []
