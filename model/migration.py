@@ -767,8 +767,11 @@ class MigratingGroupModel(TimedModel[MixedState]):
         refused, s = s, replace(s, classic=named)
         c = s.consumer
         if len(c.members) >= self.config.consumer.max_size and c.member(member_id) is None:
-            error = JoinGroupResponse(error=GROUP_MAX_SIZE_REACHED)
-            return [self._answer_classic(refused, request_id, error)]
+            # from 4.4.0 an instance id a member holds passes (``throwIfConsumerGroupIsFull``)
+            known = instance is not None and c.static_member(instance) is not None
+            if not (known and self.config.consumer.full_group_spares_static):
+                error = JoinGroupResponse(error=GROUP_MAX_SIZE_REACHED)
+                return [self._answer_classic(refused, request_id, error)]
         names = [p.name for p in command.protocols]
         classic_members = [m for m in c.members if m.classic is not None]
         supported = command.protocol_type == "consumer" and any(
