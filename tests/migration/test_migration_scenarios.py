@@ -11,19 +11,12 @@ What each scenario asserts beyond "the model allows every answer" is what Kafka 
 from __future__ import annotations
 
 import json
-import secrets
 from typing import Any
 
 import pytest
-from kgc.conformance.brokerconfig import facts
-from kgc.conformance.client import Cluster
-from kgc.conformance.negotiate import negotiate_with
 from kgc.conformance.session import description_of
 from kgc.conformance.suite import migration_workload
 from kgc.engine.loop import Engine
-from kgc.engine.registry import model_manifest
-from kgc.model import PROFILES
-from kgc.model.checker import CheckerConfig
 from kgc.model.client_view import simple_commit, subscription
 from kgc.model.commands import (
     Assignment,
@@ -35,12 +28,11 @@ from kgc.model.commands import (
     OffsetFetch,
     Protocol,
     SyncGroup,
-    Tick,
     TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.model.history import Receive
-from kgc.properties.machine import TOPIC_PARTITIONS
+
+from tests.scripted import answer, engines
 
 pytestmark = pytest.mark.broker
 
@@ -53,25 +45,7 @@ def mixed(kgc_broker: Any) -> Any:
         # CI runs this module on its 4.x pass only; a 3.x session broker (``--kgc-kafka-version``)
         # has no consumer protocol, so no group of it to migrate to
         pytest.skip("no KIP-848 consumer protocol below Apache Kafka 4.0: nothing to migrate to")
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
-    description = {**description_of(kgc_broker), **facts(cluster, None)}
-    negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]])
-    description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
-    topic = f"kgc-migration-{secrets.token_hex(3)}"
-    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-    workload = migration_workload(cluster, description, topic=topic)
-    engines: list[Engine] = []
-
-    def open_engine() -> Engine:
-        group = f"kgc-migration-{secrets.token_hex(4)}"
-        engine = Engine(workload.open_target(group), workload.new_model(group), CheckerConfig())
-        engines.append(engine)
-        return engine
-
-    yield open_engine, topic
-    for engine in engines:
-        engine.target.close()
-    cluster.close()
+    yield from engines(kgc_broker, migration_workload, "kgc-migration-")
 
 
 def _join(client: str, topic: str, member_id: str = "", version: int = 3) -> JoinGroup:
@@ -101,18 +75,6 @@ def _cgh(topic: str, epoch: int, owned: tuple[TopicPartition, ...] | None = ()) 
     )
 
 
-def _answer(engine: Engine, command: Any) -> Any:
-    """Send ``command``, wait for its answer (the model checks it), return the broker's answer."""
-    rid = engine.execute(command).request_id
-    for _ in range(50):
-        assert engine.divergence is None, engine.divergence
-        for event in engine.events:
-            if isinstance(event, Receive) and event.request_id == rid:
-                return event.response
-        engine.execute(Tick(ms=20))
-    raise AssertionError(f"no answer to {command}")
-
-
 def _states(engine: Engine) -> list[str]:
     """The group types the model passed through, in order (from the recorded group states)."""
     seen: list[str] = []
@@ -128,7 +90,7 @@ def test_upgrade_then_downgrade(mixed: Any) -> None:
     open_engine, topic = mixed
     e = open_engine()
     everything = json.dumps({topic: [0, 1, 2]})
-    joined = _answer(e, _join("c1", topic))
+    joined = answer(e, _join("c1", topic))
     assert (joined.error, joined.generation_id) == ("NONE", 1)
     sync = SyncGroup(
         client="c1",
@@ -137,32 +99,32 @@ def test_upgrade_then_downgrade(mixed: Any) -> None:
         assignments=(Assignment(member_id="c1-1", assignment=everything),),
         version=3,
     )
-    assert _answer(e, sync).error == "NONE"
+    assert answer(e, sync).error == "NONE"
     # ``convertToConsumerGroup``: the classic group (generation 1) becomes a consumer group at
     # epoch 1; k1's join bumps it to 2; k1's partitions are c1's still, so it gets none yet
-    up = _answer(e, _cgh(topic, 0))
+    up = answer(e, _cgh(topic, 0))
     assert (up.error, up.member_epoch, up.assignment) == ("NONE", 2, ())
     # c1, a classic member of a consumer group, is behind: it must rejoin
     beat = Heartbeat(client="c1", member_id="c1-1", generation_id=1, version=3)
-    assert _answer(e, beat).error == "REBALANCE_IN_PROGRESS"
-    rejoined = _answer(e, _join("c1", topic, "c1-1"))
+    assert answer(e, beat).error == "REBALANCE_IN_PROGRESS"
+    rejoined = answer(e, _join("c1", topic, "c1-1"))
     # answered at once, generation = its member epoch, no leader (``classicGroupJoinToConsumer
     # Group``); its v0 subscription owns nothing, so its revocation is done
     assert (rejoined.error, rejoined.generation_id, rejoined.leader) == ("NONE", 2, "")
-    kept = _answer(e, SyncGroup(client="c1", member_id="c1-1", generation_id=2, version=3))
+    kept = answer(e, SyncGroup(client="c1", member_id="c1-1", generation_id=2, version=3))
     assert kept.error == "NONE" and kept.assignment != everything
-    given = _answer(e, _cgh(topic, 2))
+    given = answer(e, _cgh(topic, 2))
     assert given.error == "NONE" and given.assignment  # released by c1: now k1's
-    described = _answer(e, ConsumerGroupDescribe(client="k1", version=1))
+    described = answer(e, ConsumerGroupDescribe(client="k1", version=1))
     assert {m.member_id for m in described.members} == {"c1-1", "k1-1"}
     # the last consumer-protocol member leaves: every member left is classic, so the group is
     # classic again (``convertToClassicGroup``) and rebalances
-    assert _answer(e, _cgh(topic, -1)).error == "NONE"
+    assert answer(e, _cgh(topic, -1)).error == "NONE"
     beat = Heartbeat(client="c1", member_id="c1-1", generation_id=2, version=3)
-    assert _answer(e, beat).error == "REBALANCE_IN_PROGRESS"
-    back = _answer(e, _join("c1", topic, "c1-1"))
+    assert answer(e, beat).error == "REBALANCE_IN_PROGRESS"
+    back = answer(e, _join("c1", topic, "c1-1"))
     assert (back.error, back.generation_id, back.leader) == ("NONE", 3, "c1-1")
-    assert _answer(e, DescribeGroups(client="c1", version=5)).group_state == "CompletingRebalance"
+    assert answer(e, DescribeGroups(client="c1", version=5)).group_state == "CompletingRebalance"
     e.finish()
     assert e.divergence is None, e.divergence
     assert _states(e) == ["classic", "consumer", "classic"]
@@ -171,14 +133,14 @@ def test_upgrade_then_downgrade(mixed: Any) -> None:
 def test_classic_members_join_a_consumer_group_and_keep_it_when_it_downgrades(mixed: Any) -> None:
     open_engine, topic = mixed
     e = open_engine()
-    assert _answer(e, _cgh(topic, 0)).member_epoch == 2
-    first = _answer(e, _join("c1", topic, version=4))  # KIP-394's handshake, in a consumer group
+    assert answer(e, _cgh(topic, 0)).member_epoch == 2
+    first = answer(e, _join("c1", topic, version=4))  # KIP-394's handshake, in a consumer group
     assert (first.error, first.member_id) == ("MEMBER_ID_REQUIRED", "c1-1")
-    joined = _answer(e, _join("c1", topic, "c1-1", version=4))
+    joined = answer(e, _join("c1", topic, "c1-1", version=4))
     assert (joined.error, joined.generation_id, joined.leader) == ("NONE", 3, "")
-    assert _answer(e, _cgh(topic, 2, owned=None)).error == "NONE"
-    assert _answer(e, _cgh(topic, -1)).error == "NONE"  # downgrade: c1 alone, classic
-    assert _answer(e, DescribeGroups(client="c1", version=5)).group_state == "PreparingRebalance"
+    assert answer(e, _cgh(topic, 2, owned=None)).error == "NONE"
+    assert answer(e, _cgh(topic, -1)).error == "NONE"  # downgrade: c1 alone, classic
+    assert answer(e, DescribeGroups(client="c1", version=5)).group_state == "PreparingRebalance"
     e.finish()
     assert e.divergence is None, e.divergence
     assert _states(e)[-2:] == ["consumer", "classic"]
@@ -188,16 +150,16 @@ def test_a_simple_groups_offsets_pass_to_the_consumer_group_and_back(mixed: Any)
     open_engine, topic = mixed
     e = open_engine()
     offsets = (TopicPartitionOffset(topic=topic, partition=0, offset=42),)
-    committed = _answer(e, simple_commit("k1", offsets=offsets, version=9))
+    committed = answer(e, simple_commit("k1", offsets=offsets, version=9))
     assert committed.partitions[0].error == "NONE"  # a classic "simple" group, Empty
-    assert _answer(e, _cgh(topic, 0)).error == "NONE"  # ``maybeDeleteEmptyClassicGroup``
+    assert answer(e, _cgh(topic, 0)).error == "NONE"  # ``maybeDeleteEmptyClassicGroup``
     fetch = OffsetFetch(
         client="k1", partitions=(TopicPartition(topic=topic, partition=0),), version=7
     )
-    assert [p.offset for p in _answer(e, fetch).partitions] == [42]
-    assert _answer(e, _cgh(topic, -1)).error == "NONE"  # Empty, kept for its offsets
-    assert _answer(e, _join("c1", topic)).error == "NONE"  # ``maybeDeleteEmptyConsumerGroup``
-    assert [p.offset for p in _answer(e, fetch).partitions] == [42]
+    assert [p.offset for p in answer(e, fetch).partitions] == [42]
+    assert answer(e, _cgh(topic, -1)).error == "NONE"  # Empty, kept for its offsets
+    assert answer(e, _join("c1", topic)).error == "NONE"  # ``maybeDeleteEmptyConsumerGroup``
+    assert [p.offset for p in answer(e, fetch).partitions] == [42]
     e.finish()
     assert e.divergence is None, e.divergence
     assert _states(e) == ["classic", "consumer", "classic"]
