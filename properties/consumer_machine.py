@@ -7,8 +7,11 @@ it picks its own member id (KIP-1082), joins with epoch 0 and a full request, he
 epoch it was last given, and reconciles at once: it gives up the partitions missing from an
 assignment it receives and reports the new owned set in its next heartbeat. On
 ``FENCED_MEMBER_EPOCH`` or ``UNKNOWN_MEMBER_ID`` it drops its partitions and rejoins with epoch 0
-and the same id. Rules also send what a broken or confused client would: a wrong epoch, a stale
-owned set, an unknown member, an invalid first heartbeat, an assignor the broker lacks.
+and the same id. A consumer may move between the topic by name and a regex over topic names
+(``subscribe``: one matching the topic exactly, one with a wildcard, one matching nothing, one
+that does not compile), sent at v1, where ``SubscribedTopicRegex`` exists. Rules also send what a
+broken or confused client would: a wrong epoch, a stale owned set, an unknown member, an invalid
+first heartbeat, an assignor the broker lacks.
 
 Invariants on the target's own answers, no model involved:
 
@@ -27,7 +30,8 @@ Invariants on the target's own answers, no model involved:
   with the group epoch) keeps its assignor's promises, checked with Z3
   (``assignment_z3.check_generation``): every partition of the subscribed topics has exactly one
   owner among its subscribers, loads are balanced, and for ``uniform`` the owners of the target
-  one epoch before keep as much as balance allows.
+  one epoch before keep as much as balance allows. A group with a member subscribed by regex is
+  left to the model: the answer does not say what the regex resolved to.
 """
 
 from __future__ import annotations
