@@ -66,6 +66,13 @@ def run_tasks(tasks: list[tuple[int, int]], workers: int, **suite_args: Any) -> 
     searches not started yet are dropped. The merged result's seed is the first task's."""
     start = time.monotonic()
     results: list[tuple[int, SuiteResult]] = []
+    if workers > 1 and isinstance(suite_args.get("description"), dict):
+        # each search makes its topic when it starts, while others run: to a search, topics
+        # appear on the broker at any moment (``consumer_manifest``)
+        suite_args = {
+            **suite_args,
+            "description": {**suite_args["description"], "searches": workers},
+        }
     if workers == 1:
         for i, (s, n) in enumerate(tasks):
             results.append((i, _one({**suite_args, "seed": s}, n)))

@@ -142,8 +142,10 @@ def consumer_manifest(
     profile = _profile_name(description)
     config.update(consumer_line_rules(release_line(profile.removeprefix("kafka-"))))
     # a broker kgc started has no other clients: only the suite makes topics on it, before its
-    # groups, so no resolution of regexes starts for another's new topic (rule 12)
-    if description.get("implementation") not in (None, "unknown"):
+    # groups, so no resolution of regexes starts for another's new topic (rule 12); unless
+    # several searches share it (``kgc check --workers``), each making its topic as it starts
+    started_by_kgc = description.get("implementation") not in (None, "unknown")
+    if started_by_kgc and int(description.get("searches") or 1) == 1:
         config["topics_may_appear"] = False
     return {"name": "ConsumerGroupModel", "profile": profile, "config": config}
 

@@ -104,3 +104,10 @@ def test_a_record_without_a_later_switch_keeps_its_lines_rule() -> None:
     old = {"name": "ConsumerGroupModel", "profile": "kafka-4.3", "config": {"topics": [["t", 3]]}}
     config = build_consumer(old, "g").config
     assert not config.assignor_change_bumps and not config.full_group_spares_static
+
+
+def test_searches_sharing_a_broker_keep_each_others_topics_possible() -> None:
+    # kgc check --workers N: every search makes its topic when it starts, while others run
+    described = {"version": "4.3.1", "implementation": "apache-kafka", "searches": 2}
+    config = build_consumer(consumer_manifest(described, {"t": 3}), "g").config
+    assert config.topics_may_appear
