@@ -687,10 +687,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         joining = c.member_epoch == 0
         if not s.exists and not joining:
             return [(s, self._error(GROUP_ID_NOT_FOUND))]
-        if len(s.members) >= self.config.max_size and s.member(c.member_id) is None:
-            known = c.instance_id is not None and s.static_member(c.instance_id) is not None
-            if not (known and self.config.full_group_spares_static):
-                return [(s, self._error(GROUP_MAX_SIZE_REACHED))]
+        if refused_as_full(s, c.member_id, c.instance_id, self.config):
+            return [(s, self._error(GROUP_MAX_SIZE_REACHED))]
         owned = _owned(c)
         if c.instance_id is None:
             old = s.member(c.member_id)
@@ -840,16 +838,13 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         """``maybeUpdateRegularExpressions``, its second half: whether this heartbeat starts a
         resolution of every regex of the group; both where the clock or another client's new
         topics cannot tell."""
-        require = (
-            status == REGEX_UPDATED
-            and updated.subscribed_topic_regex is not None
-            and (s.regex_counts().get(updated.subscribed_topic_regex, 0) == 0)
-        )
-        if not require and not s.regex_counts():
+        counts = s.regex_counts()
+        new = updated.subscribed_topic_regex
+        require = status == REGEX_UPDATED and new is not None and not counts.get(new)
+        if not require and not counts:
             return [False]
         if s.resolving is not None:  # one under way (``executor.isScheduled``)
             return [False]
-        counts = s.regex_counts()
         if old.subscribed_topic_regex is not None:
             counts[old.subscribed_topic_regex] -= 1
             if not counts[old.subscribed_topic_regex]:
@@ -1138,6 +1133,18 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             )
         out.sort(key=lambda f: (f.topic, f.partition))
         return OffsetFetchResponse(error=NONE, partitions=tuple(out))
+
+
+def refused_as_full(
+    s: ConsumerGroupState, member_id: str, instance_id: str | None, config: ConsumerGroupConfig
+) -> bool:
+    """``throwIfConsumerGroupIsFull``: a group at ``group.consumer.max.size`` refuses a member id
+    it does not have, from 4.4.0 unless the instance id is a member's
+    (``full_group_spares_static``)."""
+    if len(s.members) < config.max_size or s.member(member_id) is not None:
+        return False
+    known = instance_id is not None and s.static_member(instance_id) is not None
+    return not (known and config.full_group_spares_static)
 
 
 def member_epoch_valid(

@@ -148,6 +148,7 @@ from kgc.model.consumer_group import (
     deleted_group,
     fence_member,
     held_by_others,
+    refused_as_full,
 )
 from kgc.model.errors import (
     FENCED_INSTANCE_ID,
@@ -766,12 +767,9 @@ class MigratingGroupModel(TimedModel[MixedState]):
         )
         refused, s = s, replace(s, classic=named)
         c = s.consumer
-        if len(c.members) >= self.config.consumer.max_size and c.member(member_id) is None:
-            # from 4.4.0 an instance id a member holds passes (``throwIfConsumerGroupIsFull``)
-            known = instance is not None and c.static_member(instance) is not None
-            if not (known and self.config.consumer.full_group_spares_static):
-                error = JoinGroupResponse(error=GROUP_MAX_SIZE_REACHED)
-                return [self._answer_classic(refused, request_id, error)]
+        if refused_as_full(c, member_id, instance, self.config.consumer):
+            error = JoinGroupResponse(error=GROUP_MAX_SIZE_REACHED)
+            return [self._answer_classic(refused, request_id, error)]
         names = [p.name for p in command.protocols]
         classic_members = [m for m in c.members if m.classic is not None]
         supported = command.protocol_type == "consumer" and any(
