@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -1227,11 +1227,18 @@ def machine_for(context: SuiteContext) -> type[GroupMachine]:
 
 
 def search(
-    machine: type[EngineMachine], *, examples: int, steps: int = 30, seed: int | None = None
+    machine: type[EngineMachine],
+    *,
+    examples: int,
+    steps: int = 30,
+    seed: int | None = None,
+    shrink: bool = True,
 ) -> None:
     """Run ``machine`` (from ``machine_for`` or ``consumer_machine_for``) for ``examples`` examples
     of up to ``steps`` steps, with no deadline, no example database and no too-slow health check:
-    a search kgc drives itself on the model's own target. ``seed`` fixes Hypothesis's draws."""
+    a search kgc drives itself on the model's own target. ``seed`` fixes Hypothesis's draws;
+    ``shrink=False`` raises the first failure as found (for a caller that asks only whether
+    there is one)."""
     if seed is not None:
         machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     run_state_machine_as_test(
@@ -1242,5 +1249,6 @@ def search(
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow],
             database=None,
+            phases=tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate),
         ),
     )

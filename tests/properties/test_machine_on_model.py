@@ -35,9 +35,11 @@ def _context(record: dict, chooser_seed: int | None) -> SuiteContext:
     return ctx
 
 
-def _run(record: dict, chooser_seed: int | None, examples: int) -> SuiteContext:
+def _run(
+    record: dict, chooser_seed: int | None, examples: int, *, shrink: bool = True
+) -> SuiteContext:
     ctx = _context(record, chooser_seed)
-    search(machine_for(ctx), examples=examples, steps=30)
+    search(machine_for(ctx), examples=examples, steps=30, shrink=shrink)
     return ctx
 
 
@@ -59,7 +61,8 @@ def test_reaches_every_group_state():
 
 
 def test_a_leader_that_double_assigns_is_caught(monkeypatch):
-    """A test leader that gives partition 0 to every member: Z3 flags it at its SyncGroup."""
+    """A test leader that gives partition 0 to every member: Z3 flags it at its SyncGroup. Found
+    is all this asks: shrinking it took 112 s in CI."""
     import json
 
     import pytest
@@ -73,4 +76,4 @@ def test_a_leader_that_double_assigns_is_caught(monkeypatch):
 
     monkeypatch.setattr(machine_module, "assignment_for", greedy)
     with pytest.raises(machine_module.InvariantError, match="owned by 2 members|has no owner"):
-        _run(RECORD, None, 200)
+        _run(RECORD, None, 200, shrink=False)
