@@ -106,7 +106,9 @@ ways are ``model/migration.py``'s, which runs this model beside the classic one.
    member dropped its regex (``REGEX_UPDATED_AND_RESOLVED``), but the member's assignment is
    made consistent with its new subscription at once. A resolved regex with no subscriber left
    is deleted. A subscription with a regex is *heterogeneous* to the ``uniform`` assignor unless
-   every member has that one regex and no topic names (``ConsumerGroup.subscriptionType``).
+   every member has that one regex and no topic names (``ConsumerGroup.subscriptionType``):
+   each topic is balanced over its subscribers, keeping as much of the previous target as a
+   balanced assignment can (``UniformHeterogeneousAssignmentBuilder``, the same in 4.0-4.4).
    Regexes are matched against the run's topics: the suite draws none that could match
    another's. Before 4.2.0 a subscription change waits for the next target
    (``subscription_change_reconciles``); before 4.3.0 a new group is bumped off epoch 0 by any
@@ -442,12 +444,20 @@ def uniform_targets(
 
 
 def heterogeneous_targets(
-    partitions: Mapping[str, int], subscriptions: Mapping[str, tuple[str, ...]]
+    partitions: Mapping[str, int],
+    subscriptions: Mapping[str, tuple[str, ...]],
+    previous: Mapping[str, frozenset[TP]] | None = None,
 ) -> list[dict[str, frozenset[TP]]]:
     """Every target the ``uniform`` assignor's heterogeneous builder may produce for members
-    subscribed to one topic or none (``UniformHeterogeneousAssignmentBuilder``: balance first,
-    then stickiness). Kept open: every assignment of the topic's partitions to its subscribers
-    whose loads differ by at most one; the builder's stickiness is not held to."""
+    subscribed to one topic or none (``UniformHeterogeneousAssignmentBuilder``).
+
+    ``build``: ``maybeRevokePartitions`` keeps each member's previous target of the topics it
+    still subscribes to; ``assignRemainingPartitions`` gives the partitions nobody kept to the
+    least loaded subscribers, one at a time; ``balanceTopic`` then moves partitions from the most
+    loaded subscribers to the least loaded until their counts differ by at most one. With one
+    topic that keeps as many previous partitions as any balanced assignment can: the answers
+    are every balanced assignment that keeps that many. Which ones depends on the order of
+    ``GroupSpec.memberIds()`` (a hash map's), so the set is kept open over it."""
     members = sorted(subscriptions)
     topics = {t for m in members for t in subscriptions[m]}
     if len(topics) > 1:
@@ -461,7 +471,11 @@ def heterogeneous_targets(
     (topic,) = topics
     subscribers = [m for m in members if topic in subscriptions[m]]
     tps = [TP(topic, p) for p in range(partitions.get(topic, 0))]
+    kept_old = {
+        m: frozenset(tp for tp in (previous or {}).get(m, ()) if tp in tps) for m in subscribers
+    }
     out: list[dict[str, frozenset[TP]]] = []
+    kept: list[int] = []
     for owners in itertools.product(subscribers, repeat=len(tps)):
         loads = [owners.count(m) for m in subscribers]
         if max(loads) - min(loads) > 1:
@@ -470,7 +484,8 @@ def heterogeneous_targets(
         for m in subscribers:
             result[m] = frozenset(tp for tp, o in zip(tps, owners, strict=True) if o == m)
         out.append(result)
-    return out or [empty]
+        kept.append(sum(len(result[m] & kept_old[m]) for m in subscribers))
+    return [a for a, k in zip(out, kept, strict=True) if k == max(kept)] or [empty]
 
 
 def range_targets(
@@ -971,7 +986,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             elif homogeneous:
                 targets += uniform_targets(partitions, subscriptions, dict(s.target))
             else:
-                targets += heterogeneous_targets(partitions, subscriptions)
+                targets += heterogeneous_targets(partitions, subscriptions, dict(s.target))
         return [
             replace(
                 s,

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from kgc.model.commands import ConsumerGroupDescribe as Describe
 from kgc.model.commands import ConsumerGroupHeartbeat as HB
-from kgc.model.consumer_group import ConsumerGroupConfig, heterogeneous_targets
+from kgc.model.consumer_group import TP, ConsumerGroupConfig, heterogeneous_targets
 
 from tests.consumer.test_consumer_model import CONFIG, Run, T, beat, join, tps
 
@@ -19,6 +19,10 @@ BROKEN = "t["  # does not compile
 
 # the session longer than the 10 s between resolutions, so that members outlive it
 LONG = replace(CONFIG, session_timeout_ms=60_000)
+
+
+def own(*ps: int) -> frozenset[TP]:
+    return frozenset(TP(T, p) for p in ps)
 
 
 def regex_join(client: str, regex: str, n: int = 1) -> HB:
@@ -132,6 +136,29 @@ def test_the_heterogeneous_rule_balances_the_topic_among_its_subscribers():
         assert sorted(len(target[m]) for m in ("a", "b")) == [1, 2]
     with pytest.raises(ValueError, match="several topics"):
         heterogeneous_targets({T: 1, "u": 1}, {"a": (T,), "b": ("u",)})
+
+
+def test_the_heterogeneous_rule_keeps_what_a_balanced_assignment_can_keep():
+    # UniformHeterogeneousAssignmentBuilder: a keeps its previous target, the balancing moves
+    # its last partition over to b, the new subscriber; c subscribes to nothing
+    out = heterogeneous_targets(
+        {T: 3}, {"a": (T,), "b": (T,), "c": ()}, {"a": own(0, 1, 2), "c": frozenset()}
+    )
+    assert len(out) == 3  # which of a's three moves is the member order's (a hash map's)
+    for target in out:
+        assert len(target["a"]) == 2 and target["a"] <= own(0, 1, 2)
+        assert target["b"] == own(0, 1, 2) - target["a"]
+    # b held two and a one, c is new: a and b each keep one, c takes b's other
+    out = heterogeneous_targets(
+        {T: 3}, {"a": (T,), "b": (T,), "c": (T,)}, {"a": own(0), "b": own(1, 2)}
+    )
+    assert {(t["a"], t["b"], t["c"]) for t in out} == {
+        (own(0), own(1), own(2)),
+        (own(0), own(2), own(1)),
+    }
+    # a previous target of a member that no longer subscribes is not kept (maybeRevokePartitions)
+    out = heterogeneous_targets({T: 2}, {"a": (), "b": (T,)}, {"a": own(0, 1)})
+    assert out == [{"a": frozenset(), "b": own(0, 1)}]
 
 
 def test_a_release_without_the_modelled_regex_rules_refuses_a_regex():

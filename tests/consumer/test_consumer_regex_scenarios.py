@@ -196,3 +196,28 @@ def test_switching_from_names_to_a_regex_and_back(regex_group: Any) -> None:
     assert described.members[0].subscribed_topic_regex is None
     e.finish()
     assert e.divergence is None, e.divergence
+
+
+def test_a_group_with_a_regex_moves_only_what_the_balance_needs(regex_group: Any) -> None:
+    # one member by regex makes the group heterogeneous (``ConsumerGroup.subscriptionType``):
+    # ``UniformHeterogeneousAssignmentBuilder`` keeps each member's previous target and moves
+    # only what balancing the topic needs
+    open_engine, topic = regex_group
+    e = open_engine()
+    c1, c2, c3 = Member(e, "c1"), Member(e, "c2"), Member(e, "c3")
+    c1.send(_join("c1", topic=topic))
+    _until([c1], lambda: len(c1.owned) == TOPIC_PARTITIONS, 3)
+    everything = set(c1.owned)
+    c2.send(_join("c2", regex=topic))
+    # once the regex is resolved: c1 keeps two of its three, c2 takes the third
+    _until([c1, c2], lambda: (len(c1.owned), len(c2.owned)) == (2, 1), 6)
+    assert (len(c1.owned), len(c2.owned)) == (2, 1), (c1.owned, c2.owned)
+    assert set(c1.owned) | set(c2.owned) == everything
+    kept = c2.owned
+    c3.send(_join("c3", topic=topic))
+    # one each: c2 keeps its partition, c3 takes one of c1's two once c1 revoked it
+    _until([c1, c2, c3], lambda: all(len(m.owned) == 1 for m in (c1, c2, c3)), 6)
+    assert [len(m.owned) for m in (c1, c2, c3)] == [1, 1, 1]
+    assert c2.owned == kept
+    e.finish()
+    assert e.divergence is None, e.divergence
