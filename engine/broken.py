@@ -43,6 +43,9 @@ Caught by a scripted scenario, not by the search (``SCENARIO_VARIANTS``;
   recently the group's last resolution began (``ConsumerGroupModel._past`` ignores
   ``REGEX_BATCH_REFRESH_MIN_INTERVAL_MS``). The search would have to subscribe two regexes less
   than 10 s apart and wait 2 s: seed 1's 288 examples of the ``quality`` profile never did.
+* ``consumer-heterogeneous-churns``: the ``uniform`` assignor's heterogeneous builder (a group
+  with a regex) keeps as few of the previous target's partitions as a balanced assignment can,
+  where Kafka's keeps as many (``heterogeneous_targets``).
 
 Online-migration variants (``model/migration.py``; only ``--protocol migration`` can see them):
 
@@ -265,6 +268,20 @@ def _consumer_regex_no_batch_interval() -> Callable[[], None]:
     return _patched_attribute(ConsumerGroupModel, "_past", _past)
 
 
+def _consumer_heterogeneous_churns() -> Callable[[], None]:
+    from kgc.model import consumer_group
+
+    original = consumer_group.heterogeneous_targets
+
+    def churning(partitions: Any, subscriptions: Any, previous: Any = None) -> Any:
+        balanced = original(partitions, subscriptions)
+        old = previous or {}
+        kept = [sum(len(t[m] & old.get(m, frozenset())) for m in t) for t in balanced]
+        return [t for t, k in zip(balanced, kept, strict=True) if k == min(kept)]
+
+    return _patched(consumer_group, "heterogeneous_targets", churning)
+
+
 def _consumer_regex_unvalidated() -> Callable[[], None]:
     from kgc.model import consumer_group
 
@@ -327,6 +344,7 @@ CONSUMER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
 }
 SCENARIO_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
     "consumer-regex-no-batch-interval": _consumer_regex_no_batch_interval,
+    "consumer-heterogeneous-churns": _consumer_heterogeneous_churns,
 }
 
 
