@@ -57,9 +57,14 @@ def run(args: argparse.Namespace) -> int:
             models.append(model_from_manifest(trace.manifest))
         except ValueError as exc:  # a bad `model` record names its field
             raise UserError(f"{path}: {exc}") from None
+    from kgc.model.commands import NotModelled
+
     bad = 0
     for (path, trace), model in zip(loaded, models, strict=True):
-        verdict, divergence = analyze_trace(trace, model)
+        try:
+            verdict, divergence = analyze_trace(trace, model)
+        except NotModelled as exc:
+            raise UserError(f"{path}: a request its model does not judge: {exc}") from None
         recorded = (trace.result or {}).get("verdict", "unrecorded")
         note = "as recorded" if verdict == recorded else f"recorded: {recorded}"
         if verdict == "known-bug":

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from kgc.conformance.session import open_broker
     from kgc.conformance.suite import replay_on_broker
     from kgc.engine.traces import TraceError, load_many
+    from kgc.model.commands import NotModelled
 
     try:
         loaded = load_many(args.traces)
@@ -97,7 +98,11 @@ def run(args: argparse.Namespace) -> int:
         cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay")
         try:
             for path, trace in loaded:
-                failing += _report(args, path, trace, replay_on_broker(broker, cluster, trace))
+                try:
+                    done = replay_on_broker(broker, cluster, trace)
+                except NotModelled as exc:
+                    raise UserError(f"{path}: a request its model does not judge: {exc}") from None
+                failing += _report(args, path, trace, done)
         finally:
             cluster.close()
     print(f"{len(loaded) - failing} passed, {failing} failed")

@@ -466,6 +466,18 @@ class TraceFormatError(ValueError):
     """A JSON object is not a valid command or response; the message names the field."""
 
 
+class NotModelled(ValueError):
+    """A request outside what a model covers: an API or version it does not take, or a case it
+    does not model. A history with one cannot be judged by that model; the message says what."""
+
+
+# Fields a request has only from some version on (Kafka's message specs, ``"versions": "1+"``):
+# a trace with one at a lower version is not a request any client could have sent.
+_SINCE_VERSION: dict[tuple[str, str], int] = {
+    ("ConsumerGroupHeartbeat", "subscribed_topic_regex"): 1,
+}
+
+
 def to_json(record: Command | Response) -> dict[str, Any]:
     """Plain JSON object for a command or response, with a ``type`` field first."""
     out: dict[str, Any] = {"type": record.type}
@@ -535,4 +547,11 @@ def from_json(obj: Any) -> Command | Response:
         record = cls(**kwargs)
     except TypeError as exc:
         raise TraceFormatError(f"{kind}: {exc}") from None
+    version = kwargs.get("version")
+    for (owner, name), since in _SINCE_VERSION.items():
+        present = owner == kind and kwargs.get(name) is not None
+        if present and isinstance(version, int) and version < since:
+            raise TraceFormatError(
+                f"field {kind}.{name}: a v{since}+ field in a v{version} request"
+            )
     return record  # type: ignore[no-any-return]

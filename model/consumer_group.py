@@ -135,6 +135,7 @@ from kgc.model.commands import (
     ConsumerGroupHeartbeatResponse,
     ConsumerMember,
     FetchedOffset,
+    NotModelled,
     OffsetCommit,
     OffsetCommitResponse,
     OffsetFetch,
@@ -415,7 +416,7 @@ def uniform_targets(
         return [{}]
     topics = {frozenset(subscriptions[m]) for m in members}
     if len(topics) != 1:
-        raise ValueError(
+        raise NotModelled(
             "members with different subscriptions (the uniform assignor's heterogeneous "
             "builder) are not modelled yet"
         )
@@ -461,7 +462,7 @@ def heterogeneous_targets(
     members = sorted(subscriptions)
     topics = {t for m in members for t in subscriptions[m]}
     if len(topics) > 1:
-        raise ValueError(
+        raise NotModelled(
             "members with different subscriptions over several topics (the uniform assignor's "
             "heterogeneous builder) are not modelled yet"
         )
@@ -590,7 +591,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if not isinstance(command, OffsetCommit | OffsetFetch):
             high = self.config.max_version
         if not low <= command.version <= high:
-            raise ValueError(
+            raise NotModelled(
                 f"{command.type} v{command.version} is not modelled "
                 f"(v{low}-{high}); generate versions in that range"
             )
@@ -603,7 +604,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         elif isinstance(command, OffsetFetch):
             outcomes = [(s, self._offset_fetch(s, command))]
         else:
-            raise ValueError(f"{command.type} is not a request of the consumer group model")
+            raise NotModelled(f"{command.type} is not a request of the consumer group model")
         return [
             replace(
                 s2,
@@ -669,7 +670,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     def _invalid(self, c: ConsumerGroupHeartbeat) -> str | None:
         """Rule 1; the error name, or None for a valid request."""
         if c.subscribed_topic_regex is not None and c.version < 1:
-            raise ValueError("SubscribedTopicRegex is a ConsumerGroupHeartbeat v1 field")
+            raise NotModelled("SubscribedTopicRegex is a ConsumerGroupHeartbeat v1 field")
         if c.instance_id == "":
             return INVALID_REQUEST
         if c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and c.instance_id is None:
@@ -677,7 +678,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if (c.version >= 1 or c.member_epoch > 0 or c.member_epoch == -1) and not c.member_id:
             return INVALID_REQUEST
         if not c.member_id:
-            raise ValueError("v0 with an empty MemberId (the broker picks an id) is not modelled")
+            raise NotModelled("v0 with an empty MemberId (the broker picks an id) is not modelled")
         if c.member_epoch == 0:
             if c.rebalance_timeout_ms == -1:
                 return INVALID_REQUEST
@@ -750,7 +751,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             updated = replace(updated, subscribed_topic_names=tuple(c.subscribed_topic_names))
         if c.subscribed_topic_regex is not None:
             if not self.config.regex_subscriptions:
-                raise ValueError(
+                raise NotModelled(
                     "regular-expression subscriptions are not modelled for this release "
                     "(regex_subscriptions: off)"
                 )
@@ -1069,7 +1070,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         the error for the whole request, or None (per-partition checks follow)."""
         if not s.exists:
             if c.generation_id < 0:
-                raise ValueError(
+                raise NotModelled(
                     "an OffsetCommit with epoch < 0 to a missing group creates a classic "
                     "'simple' group: not modelled by the consumer group model"
                 )

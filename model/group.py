@@ -47,6 +47,7 @@ from kgc.model.commands import (
     Heartbeat,
     JoinGroup,
     LeaveGroup,
+    NotModelled,
     OffsetCommit,
     OffsetFetch,
     Request,
@@ -183,10 +184,10 @@ class ClassicGroupModel(TimedModel[GroupState]):
             return [state]  # a world of a known Kafka bug predicts nothing (``known_bugs.py``)
         handler = HANDLERS.get(command.type)
         if handler is None:
-            raise ValueError(f"{command.type} is not a request the group model handles")
+            raise NotModelled(f"{command.type} is not a request the group model handles")
         r = self.config.profile.api_range(command.type)
         if not r.min_version <= command.version <= r.max_version:
-            raise ValueError(
+            raise NotModelled(
                 f"{command.type} v{command.version} is not accepted by {self.config.profile.name} "
                 f"(v{r.min_version}-{r.max_version}); generate versions in that range"
             )

@@ -122,6 +122,7 @@ from kgc.model.commands import (
     LeaveGroup,
     LeaveGroupResponse,
     MemberResult,
+    NotModelled,
     OffsetCommit,
     OffsetFetch,
     Request,
@@ -591,7 +592,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
             return [self._heartbeat(s, request_id, command)]
         if isinstance(command, LeaveGroup):
             return [self._leave(s, request_id, command)]
-        raise ValueError(f"{command.type} is not a request of the migrating group model")
+        raise NotModelled(f"{command.type} is not a request of the migrating group model")
 
     def _classic_member(
         self, consumer: ConsumerGroupState, member_id: str, instance_id: str | None
@@ -680,7 +681,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
     def _leave(self, s: MixedState, request_id: int, command: LeaveGroup) -> MixedState:
         """``classicGroupLeaveToConsumerGroup`` (v3+; the suite sends no older LeaveGroup here)."""
         if command.version < 3:
-            raise ValueError("LeaveGroup below v3 to a consumer group is not modelled")
+            raise NotModelled("LeaveGroup below v3 to a consumer group is not modelled")
         consumer = s.consumer
         results: list[MemberResult] = []
         leaving: list[str] = []

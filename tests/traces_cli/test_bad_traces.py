@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kgc.engine import traces
@@ -241,3 +242,54 @@ def test_a_launched_brokers_own_version_is_read_with_its_recorded_model(tmp_path
     bare = {k: v for k, v in GOOD_MANIFEST.items() if k != "model"}
     line = _refused(tmp_path, "analyze", "bare.jsonl", _jsonl({**bare, "target": target}, []))
     assert "field 'manifest.model': required for a trace recorded against kfake" in line, line
+
+
+@pytest.mark.parametrize("command", ["analyze", "replay"])
+def test_a_field_newer_than_its_request_version_is_refused(tmp_path: Path, command: str) -> None:
+    # SubscribedTopicRegex is a ConsumerGroupHeartbeat v1 field: no client sends it at v0
+    heartbeat = {
+        "type": "ConsumerGroupHeartbeat",
+        "client": "c1",
+        "member_id": "c1-1",
+        "member_epoch": 0,
+        "subscribed_topic_regex": "kgc-.*",
+        "version": 0,
+    }
+    line = _refused(
+        tmp_path,
+        command,
+        "v0-regex.jsonl",
+        _jsonl(GOOD_MANIFEST, [{**INVOKE, "command": heartbeat}]),
+    )
+    assert f"{tmp_path / 'traces' / 'v0-regex.jsonl'}:2: field " in line, line
+    assert "ConsumerGroupHeartbeat.subscribed_topic_regex: a v1+ field in a v0 request" in line
+
+
+def _not_judged(tmp_path: Path) -> Path:
+    """A well-formed trace with a DescribeGroups v99, which the recorded model (kafka-4.x) does
+    not take."""
+    path = tmp_path / "v99.jsonl"
+    v99 = {**INVOKE, "command": {**INVOKE["command"], "version": 99}}
+    path.write_text(_jsonl(GOOD_MANIFEST, [v99]))
+    return path
+
+
+def test_a_request_the_model_does_not_judge_is_one_line_error_in_analyze(tmp_path: Path) -> None:
+    path = _not_judged(tmp_path)
+    out = _kgc("analyze", str(path))
+    assert out.returncode == 2, out
+    (line,) = out.stderr.strip().splitlines()
+    assert f"{path}: a request its model does not judge: DescribeGroups v99" in line, line
+    assert out.stdout == ""
+
+
+@pytest.mark.broker
+def test_a_request_the_model_does_not_judge_is_one_line_error_in_replay(
+    tmp_path: Path, kgc_broker: Any
+) -> None:
+    path = _not_judged(tmp_path)
+    out = _kgc("replay", str(path), "--bootstrap-server", kgc_broker.bootstrap_servers)
+    assert out.returncode == 2, out
+    (line,) = out.stderr.strip().splitlines()
+    assert f"{path}: a request its model does not judge: DescribeGroups v99" in line, line
+    assert "Traceback" not in out.stdout + out.stderr
