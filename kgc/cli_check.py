@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UserError(f"--workers must be at least 1, not {args.workers}")
     given = _broker_config(args.broker_config)
-    rules = _rules(args.rules)
+    rules = _rules(args.rules, args.protocol)
     if args.kafka_version:
         _check_kafka_version(args.kafka_version)  # before anything is downloaded or started
     if args.record is not None:
@@ -190,7 +190,8 @@ def _broker_config(items: list[str]) -> dict[str, int]:
     return out
 
 
-def _rules(name: str | None) -> str | None:
+def _rules(name: str | None, protocol: str = "classic") -> str | None:
+    from kgc.engine.registry import release_line
     from kgc.model import PROFILES
     from kgc.model.profiles import PROFILE_NAMES
 
@@ -198,6 +199,14 @@ def _rules(name: str | None) -> str | None:
         return None
     if name not in PROFILES:
         raise UserError(f"unknown --rules {name!r}; choose one of {', '.join(PROFILE_NAMES)}")
+    line = release_line(name.removeprefix("kafka-"))
+    if protocol != "classic" and line is not None and line < (4, 0):
+        # KIP-848's protocol is generally available from 4.0; 3.7-3.9 had a preview, which
+        # the consumer model does not describe
+        raise UserError(
+            f"--rules {name} has no consumer protocol to judge --protocol {protocol} by: "
+            "choose kafka-4.0 or later"
+        )
     return name
 
 

@@ -89,6 +89,17 @@ def test_unknown_rules_are_refused() -> None:
     assert "kafka-4.3" in line and "kafka-1.0" in line
 
 
+def test_rules_older_than_the_consumer_protocol_are_refused_for_it() -> None:
+    # refused before any broker is reached (nothing listens on port 1)
+    for protocol in ("consumer", "migration"):
+        line = one_line_error(
+            check(
+                "--protocol", protocol, "--rules", "kafka-3.9", "--bootstrap-server", "127.0.0.1:1"
+            )
+        )
+        assert f"--rules kafka-3.9 has no consumer protocol to judge --protocol {protocol}" in line
+
+
 # What librdkafka's mock cluster (confluent-kafka 2.16.1) answers to ApiVersions v3, which it does
 # not speak: UNSUPPORTED_VERSION in a short form of its own that no ApiVersions layout decodes.
 RDKAFKA_MOCK_V3_ANSWER = bytes.fromhex("00230100120000000200000000")
