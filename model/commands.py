@@ -471,8 +471,9 @@ class NotModelled(ValueError):
     does not model. A history with one cannot be judged by that model; the message says what."""
 
 
-# Fields a request has only from some version on (Kafka's message specs, ``"versions": "1+"``):
-# a trace with one at a lower version is not a request any client could have sent.
+# Fields a request has only from some version on (Kafka 4.x's message specs, ``"versions":
+# "1+"``; 3.7-3.9's preview had the regex at v0, a version kgc judges without one): a trace with
+# one at a lower version holds a request kgc never sends and its models do not judge.
 _SINCE_VERSION: dict[tuple[str, str], int] = {
     ("ConsumerGroupHeartbeat", "subscribed_topic_regex"): 1,
 }
