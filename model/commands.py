@@ -472,8 +472,7 @@ class NotModelled(ValueError):
 
 
 # Fields a request has only from some version on (Kafka 4.x's message specs, ``"versions":
-# "1+"``; 3.7-3.9's preview had the regex at v0, a version kgc judges without one): a trace with
-# one at a lower version holds a request kgc never sends and its models do not judge.
+# "1+"``): a trace with one at a lower version holds a request no client could send.
 _SINCE_VERSION: dict[tuple[str, str], int] = {
     ("ConsumerGroupHeartbeat", "subscribed_topic_regex"): 1,
 }
