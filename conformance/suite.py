@@ -491,10 +491,17 @@ def consumer_workload(
     versions = description.setdefault("request_versions", {})
     for api, key in CONSUMER_API_KEYS.items():
         if key not in advertised:
+            offered = [a for a, k in CONSUMER_API_KEYS.items() if k in advertised]
+            why = (
+                f"it offers {', '.join(offered)} but kgc needs both to check KIP-848's "
+                "consumer protocol"
+                if offered
+                else "it does not run KIP-848's consumer protocol (Apache Kafka offers it from "
+                "4.0 in KRaft mode)"
+            )
             raise ProtocolUnsupported(
-                f"the broker does not offer {api} (API key {key}): it does not run KIP-848's "
-                "consumer protocol (Apache Kafka offers it from 4.0 in KRaft mode); check it "
-                "with --protocol classic"
+                f"the broker does not offer {api} (API key {key}): {why}; check it with "
+                "--protocol classic"
             )
         low, high = advertised[key]
         both = [v for v in CONSUMER_SPEC_VERSIONS if low <= v <= high]

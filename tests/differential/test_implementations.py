@@ -103,3 +103,33 @@ def test_joins_whose_first_protocols_differ_abort_the_mock(mock) -> None:
     mock.stop()
     assert mock.exit_status() == -signal.SIGABRT
     assert "rd_kafka_mock_cgrp_classic_elect_leader" in mock.stderr_tail(), mock.stderr_tail()
+
+
+@pytest.mark.parametrize(
+    ("implementation", "lacks", "offers"),
+    [
+        ("tansu", "ConsumerGroupHeartbeat", "ConsumerGroupDescribe"),
+        ("librdkafka-mock", "ConsumerGroupDescribe", "ConsumerGroupHeartbeat"),
+    ],
+)
+def test_half_a_consumer_protocol_is_refused_naming_both_halves(
+    implementation: str, lacks: str, offers: str
+) -> None:
+    # each lists one of the two KIP-848 APIs kgc needs: "does not run the consumer protocol"
+    # would mislead about the one that has ConsumerGroupHeartbeat
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "kgc.cli", "check", "--protocol", "consumer"]
+        + ["--implementation", implementation, "--profile", "quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("kgc check: error: "), last
+    assert f"does not offer {lacks}" in last and f"it offers {offers} but kgc needs both" in last
