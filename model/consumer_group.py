@@ -440,8 +440,16 @@ def uniform_targets(
     # the extra partitions go first to members that held more (``maybeRevokePartitions`` gives
     # an extra quota up unless the member is among the last that must take one): the total kept
     # is the most any balanced assignment keeps
-    kept = [sum(len(a[m] & kept_old[m]) for m in members) for a in out]
-    return [a for a, k in zip(out, kept, strict=True) if k == max(kept)]
+    return _most_kept(out, kept_old)
+
+
+def _most_kept(
+    targets: list[dict[str, frozenset[TP]]], kept_old: Mapping[str, frozenset[TP]]
+) -> list[dict[str, frozenset[TP]]]:
+    """The ``targets`` that keep the most of the previous partitions (``kept_old``), summed over
+    the members: both of the ``uniform`` assignor's builders are that sticky."""
+    kept = [sum(len(t[m] & old) for m, old in kept_old.items()) for t in targets]
+    return [t for t, k in zip(targets, kept, strict=True) if k == max(kept)]
 
 
 def heterogeneous_targets(
@@ -476,7 +484,6 @@ def heterogeneous_targets(
         m: frozenset(tp for tp in (previous or {}).get(m, ()) if tp in tps) for m in subscribers
     }
     out: list[dict[str, frozenset[TP]]] = []
-    kept: list[int] = []
     for owners in itertools.product(subscribers, repeat=len(tps)):
         loads = [owners.count(m) for m in subscribers]
         if max(loads) - min(loads) > 1:
@@ -485,8 +492,7 @@ def heterogeneous_targets(
         for m in subscribers:
             result[m] = frozenset(tp for tp, o in zip(tps, owners, strict=True) if o == m)
         out.append(result)
-        kept.append(sum(len(result[m] & kept_old[m]) for m in subscribers))
-    return [a for a, k in zip(out, kept, strict=True) if k == max(kept)] or [empty]
+    return _most_kept(out, kept_old) or [empty]
 
 
 def range_targets(
