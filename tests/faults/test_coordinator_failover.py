@@ -186,13 +186,13 @@ def finish_forming(machine: FaultGroupMachine, clients: list[str]) -> list[m.Res
     rejoin with the member id; once synced, heartbeat while another member is not, so a
     rebalance it started is learnt. At most 30 s. Returns each client's SyncGroup answer.
 
-    A new group's join phase ends on the coordinator's timer (``group.initial.rebalance.delay.ms=0``,
-    then a write), which ``form_group``'s own steps do not wait for. Both ways this went wrong on
-    loaded CI machines (4.3.1 KRaft, three nodes) are handled here: neither join answered 80 ms
-    after it was sent; and c1's join completed generation 1 alone just before c2's join came,
-    so c2's join started generation 2, parked until c1 rejoins, and c1's sync was answered
-    REBALANCE_IN_PROGRESS. With the group formed during the macro, as is usual, this sends
-    nothing."""
+    A new group's join phase ends on the coordinator's timer
+    (``group.initial.rebalance.delay.ms=0``, then a write), which ``form_group``'s own steps do
+    not wait for. Both ways this went wrong on loaded CI machines (4.3.1 KRaft, three nodes) are
+    handled here: neither join answered 80 ms after it was sent; and c1's join completed
+    generation 1 alone just before c2's join came, so c2's join started generation 2, parked
+    until c1 rejoins, and c1's sync was answered REBALANCE_IN_PROGRESS. With the group formed
+    during the macro, as is usual, this sends nothing."""
     views = machine.views
     synced: dict[str, m.Response | None] = {}
     for step in range(300):
@@ -202,8 +202,12 @@ def finish_forming(machine: FaultGroupMachine, clients: list[str]) -> list[m.Res
             if isinstance(r, m.SyncGroupResponse) and r.error == "NONE":
                 synced[c] = r
         generations = {views[c].generation_id for c in clients}
-        if len(synced) == len(clients) and len(generations) == 1 and all(
-            not machine.target.in_flight(c) and error_of(last[c]) == "NONE" for c in clients
+        if (
+            len(synced) == len(clients)
+            and len(generations) == 1
+            and all(
+                not machine.target.in_flight(c) and error_of(last[c]) == "NONE" for c in clients
+            )
         ):
             break
         order = sorted(clients, key=lambda c: not views[c].leader)  # the leader syncs first
