@@ -11,6 +11,21 @@ Rules (4.x ``GroupMetadataManager.describeGroups`` / ``ClassicGroupMember.descri
    KIP-394 pending ones), with its instance id from v4. Member assignments: Stable shows each
    member's assignment; outside Stable 3.9 shows none, 4.x shows the member's current one (the
    previous generation's until a rebalance from CompletingRebalance clears it).
+3. 4.x reads the group at the last committed offset of its ``__consumer_offsets`` partition
+   (``GroupCoordinatorService.describeGroups``: ``scheduleReadOperation``, then
+   ``classicGroup(groupId, committedOffset)``): the *existence* of the group is a timeline entry,
+   while a ``ClassicGroup``'s state and members are plain fields, read as they are now. A
+   JoinGroup that creates a group appends its empty record, but answers (MEMBER_ID_REQUIRED, or
+   the join phase's end) through the join's own future, without waiting for that record to be
+   committed (``classicGroupJoin``: ``isNewGroup``). Until an answer shows the record committed,
+   DescribeGroups may describe the group as missing (rule 1). The answers that show it are those
+   the coordinator runtime holds until every write before them is committed: the results of the
+   write operations Heartbeat (``NONE``, ``REBALANCE_IN_PROGRESS``), LeaveGroup and OffsetCommit
+   (``CoordinatorRuntime.append``: with no records, ``waitForPendingWrites``), and any SyncGroup
+   ``NONE`` (the group becomes Stable only once the leader's assignment record is committed).
+   A description that shows the group shows it from then on. Found under load on a 3-node
+   4.3.1 cluster: a DescribeGroups 18 ms after a join answered generation 1 was told
+   ``GROUP_ID_NOT_FOUND``; a paused follower makes it last (``tests/faults``).
 """
 
 from __future__ import annotations
@@ -29,7 +44,10 @@ from kgc.model.txn import Txn
 
 
 def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> None:
-    if not tx.exists:
+    if tx.exists and tx.unconfirmed:
+        seen = tx.choose((True, False))  # rule 3: the creation committed, or not yet
+        tx.unconfirmed = not seen
+    if not tx.exists or tx.unconfirmed:
         error = NONE
         if cmd.version >= 6 and tx.profile.describe_missing_group_error_v6:
             error = GROUP_ID_NOT_FOUND

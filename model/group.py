@@ -45,16 +45,21 @@ from kgc.model.commands import (
     DescribeGroups,
     FindCoordinator,
     Heartbeat,
+    HeartbeatResponse,
     JoinGroup,
     LeaveGroup,
+    LeaveGroupResponse,
     NotModelled,
     OffsetCommit,
+    OffsetCommitResponse,
     OffsetFetch,
     Request,
     Response,
     SyncGroup,
+    SyncGroupResponse,
 )
 from kgc.model.describe import handle_describe_groups, handle_find_coordinator
+from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS
 from kgc.model.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
 from kgc.model.join import handle_join_group
 from kgc.model.known_bugs import BugWorld
@@ -127,6 +132,19 @@ def _deletable(s: GroupState) -> bool:
     )
 
 
+def shows_writes_committed(response: Response) -> bool:
+    """Whether 4.x sends ``response`` only once every record written before it is committed
+    (``describe.py`` rule 3): a write operation's own result, or a SyncGroup ``NONE``."""
+    error = response.error
+    if isinstance(response, HeartbeatResponse):
+        return error in (NONE, REBALANCE_IN_PROGRESS)
+    if isinstance(response, LeaveGroupResponse | SyncGroupResponse):
+        return error == NONE
+    if isinstance(response, OffsetCommitResponse):
+        return any(p.error == NONE for p in response.partitions)
+    return False
+
+
 def deleted_group(s: GroupState) -> GroupState:
     """The group after the cleanup: gone; what is in flight to clients and the member ids the
     model has named (``issued_ids``, ``unrevealed``) stay."""
@@ -162,7 +180,12 @@ class ClassicGroupModel(TimedModel[GroupState]):
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
 
     def deliver(self, state: GroupState, request_id: int) -> GroupState:
-        return with_outbox(state, tuple(o for o in state.outbox if o.request_id != request_id))
+        delivered = with_outbox(state, tuple(o for o in state.outbox if o.request_id != request_id))
+        if state.unconfirmed and any(
+            o.request_id == request_id and shows_writes_committed(o.response) for o in state.outbox
+        ):
+            return replace(delivered, unconfirmed=False)
+        return delivered
 
     def fault(
         self, state: GroupState, *, action: str, node: int, at_ms: float

@@ -155,6 +155,8 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
             tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, cmd.member_id))
             return
         tx.exists = True  # created Empty at generation 0
+        # 4.x writes it Empty and answers before that record is committed (``describe.py`` 3)
+        tx.unconfirmed = tx.profile.new_group_writes_empty_record
     if not accept_joining_member(tx, cmd.member_id):
         remove_member(tx, cmd.member_id)
         tx.respond(request_id, join_error(GROUP_MAX_SIZE_REACHED))

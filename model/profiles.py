@@ -128,7 +128,9 @@ class Profile:
     # that loads the partition after a failover finds the group Empty at generation 0, and a
     # member it never persisted is UNKNOWN_MEMBER_ID there. 3.9's Scala ``GroupCoordinator``
     # (``handleJoinGroup``: ``groupManager.addGroup``) only creates it in memory. Used by
-    # ``cluster_group.py`` (what survives a failover); found by a fault replay on 4.3.1.
+    # ``cluster_group.py`` (what survives a failover; found by a fault replay on 4.3.1) and by
+    # ``describe.py`` rule 3 (the join does not wait for that record, and DescribeGroups reads at
+    # the last committed offset; found under load on a 3-node 4.3.1 cluster).
     new_group_writes_empty_record: bool
     # 2.4 (up to 2.4.1, KAFKA-9752, fixed in 2.5.1 by ``MemberMetadata.heartbeatSatisfied``):
     # ``onCompleteJoin`` calls ``completeAndScheduleNextHeartbeatExpiration`` before it clears

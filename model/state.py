@@ -179,6 +179,10 @@ class GroupState:
     outbox: tuple[Outgoing, ...] = ()  # sorted by request_id
     deferred: Deferred | None = None
     now_ms: float = 0.0
+    # 4.x: a JoinGroup created the group, and no answer yet showed that the record it wrote
+    # (``Profile.new_group_writes_empty_record``) is committed: a read at the last committed
+    # offset may not find the group (``describe.py`` rule 3)
+    unconfirmed: bool = False
     # Kafka met a bug the model knows by name here (``known_bugs.py``): a world that predicts
     # nothing more, which the checker sets aside
     known_bug: BugWorld | None = None
@@ -211,6 +215,7 @@ class GroupState:
                     self.outbox,
                     self.deferred,
                     self.now_ms,
+                    self.unconfirmed,
                     self.known_bug,
                 )
             )

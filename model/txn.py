@@ -71,6 +71,7 @@ class Txn:
         "outbox",
         "deferred",
         "now_ms",
+        "unconfirmed",
         "known_bug",
         "_script",
         "_taken",
@@ -105,6 +106,7 @@ class Txn:
         self.outbox: list[Outgoing] = list(s.outbox)
         self.deferred: Deferred | None = s.deferred
         self.now_ms = s.now_ms
+        self.unconfirmed = s.unconfirmed
         self.known_bug: BugWorld | None = s.known_bug
         self._script = script
         self._taken: list[int] = []
@@ -228,6 +230,7 @@ class Txn:
             outbox=tuple(outbox),
             deferred=self.deferred,
             now_ms=self.now_ms,
+            unconfirmed=self.unconfirmed and self.exists,
         )
 
 

@@ -14,6 +14,7 @@ from kgc.model.commands import (
     PartitionError,
     Protocol,
 )
+from kgc.model.profiles import KAFKA_3_9
 from model_harness import Sim, commit, describe, fetch, find, heartbeat, join, leave, stable_group
 
 # ------------------------------------------------------------------------------------- leave
@@ -205,6 +206,59 @@ def test_describe_missing_group_is_dead() -> None:
         error="NONE", group_state="Dead"
     )
     assert sim.take(sim.send(describe("c1", version=6))).error == "GROUP_ID_NOT_FOUND"
+
+
+def test_a_new_group_may_be_missing_from_describe_until_an_answer_shows_it_committed() -> None:
+    # describe.py rule 3 (4.x): the join's answers do not wait for the group's creation record
+    sim = Sim()
+    joined = sim.send(join("c1", version=3))
+    sim.at(1)  # the initial delay (0) passes: generation 1, c1 leads
+    sim.take(joined)
+    assert sim.only.state == "CompletingRebalance"
+    missing = DescribeGroupsResponse(error="GROUP_ID_NOT_FOUND", group_state="Dead")
+    first = sim.send(describe("c2", version=6))
+    assert {r.group_state for r in sim.answers(first)} == {"Dead", "CompletingRebalance"}
+    sim.observe(first, missing)
+    again = sim.send(describe("c2", version=6))
+    assert len(sim.answers(again)) == 2  # still open: nothing showed the record committed
+    sim.observe(again, missing)
+    # a Heartbeat's answer waits for every write before it: from then on the group is seen
+    assert sim.take(sim.send(heartbeat("c1", "c1-1", 1))).error == "NONE"
+    seen = sim.send(describe("c2", version=6))
+    assert {r.group_state for r in sim.answers(seen)} == {"CompletingRebalance"}
+
+
+def test_a_group_once_described_stays_described() -> None:
+    sim = Sim()
+    joined = sim.send(join("c1", version=3))
+    sim.at(1)
+    sim.take(joined)
+    first = sim.send(describe("c2", version=5))
+    seen = next(r for r in sim.answers(first) if r.group_state == "CompletingRebalance")
+    sim.observe(first, seen)
+    assert len(sim.answers(sim.send(describe("c2", version=5)))) == 1
+
+
+def test_answers_that_do_not_wait_for_the_write_leave_the_group_unconfirmed() -> None:
+    # MEMBER_ID_REQUIRED and a second JoinGroup answer come through the join's future; an
+    # OffsetFetch is a read
+    sim = Sim()
+    assert sim.take(sim.send(join("c1", version=4))).error == "MEMBER_ID_REQUIRED"
+    assert sim.take(sim.send(fetch("c1"))).error == "NONE"
+    joined = sim.send(join("c1", member_id="c1-1", version=4))
+    sim.at(1)
+    assert sim.take(joined).error == "NONE"
+    assert len(sim.answers(sim.send(describe("c2", version=6)))) == 2
+
+
+def test_in_3_9_a_new_group_is_described_at_once() -> None:
+    sim = Sim(profile=KAFKA_3_9)
+    joined = sim.send(join("c1", version=3))
+    sim.at(1)
+    sim.take(joined)
+    assert {r.group_state for r in sim.answers(sim.send(describe("c2", version=5)))} == {
+        "CompletingRebalance"
+    }
 
 
 def test_describe_stable_shows_protocol_and_assignments() -> None:

@@ -1,0 +1,107 @@
+"""A new group is read at the last committed offset (``model/describe.py`` rule 3), live.
+
+Kafka 4.x answers a JoinGroup that creates a classic group without waiting for the empty group
+record it appends, while DescribeGroups reads at the last committed offset of the group's
+``__consumer_offsets`` partition. With a follower of that partition paused, nothing the
+coordinator writes is committed until the follower leaves the ISR (fenced after
+``broker.session.timeout.ms``), so the window that is a few milliseconds on a quiet cluster lasts
+seconds: c1 joins and is answered generation 1 at once, and a DescribeGroups says the group does
+not exist. c1's Heartbeat is a write operation whose answer waits for every write before it, so
+once it is answered the group is described. The model explains all of it; a model without the
+rule (the 3.9 switch, which creates the group in memory only) does not.
+
+Seen first without any fault, on a loaded machine: a DescribeGroups 18 ms after a join answered
+generation 1 was told ``GROUP_ID_NOT_FOUND``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from kgc.conformance.client import Cluster
+from kgc.conformance.fault_suite import FailoverBrokerTarget, settle
+from kgc.engine.loop import FaultStep
+from kgc.engine.registry import build_cluster
+from kgc.model import commands as m
+from kgc.model.checker import check
+from kgc.model.cluster_group import ClusterGroupModel
+
+from tests.faults.test_coordinator_failover import SESSION_MS, VI, answer, failover_machine
+
+pytestmark = [pytest.mark.broker, pytest.mark.faults]
+
+
+def wait_for(machine: Any, client: str, deadline_s: float) -> m.Response | None:
+    """Tick (100 ms) until ``client``'s latest request is answered, at most ``deadline_s``."""
+    end = time.monotonic() + deadline_s
+    while machine.target.in_flight(client) and time.monotonic() < end:
+        machine.tick(100)
+    return answer(machine, client)
+
+
+def test_a_new_group_is_described_only_once_its_creation_is_committed(
+    kraft3: Any, kraft_nemesis: Any, kgc_group_id: str, kgc_topic: str, say: Any
+) -> None:
+    cluster = Cluster(kraft3.bootstrap_servers, client_id="kgc-uncommitted")
+    machine = failover_machine(
+        kraft3, kraft_nemesis, cluster, kgc_group_id, kgc_topic, "uncommitted-group"
+    )
+    try:
+        target = machine.target
+        assert isinstance(target, FailoverBrokerTarget)
+        coordinator = target.coordinator_id
+        follower = min(n for n in cluster.brokers if n != coordinator)
+        # the pause is an event of the history; nothing waits for the ISR to shrink
+        machine.engine.inject(FaultStep(action="pause", node=follower), kraft_nemesis)
+        c1 = machine.first_client(
+            session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
+        )
+        c2 = machine.second_client(
+            session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
+        )
+        machine.form_group(([c1], VI, False, "stay"))
+        joined = wait_for(machine, c1, 10.0)
+        assert isinstance(joined, m.JoinGroupResponse) and joined.generation_id == 1, joined
+        machine.describe(c2, VI)
+        before = wait_for(machine, c2, 10.0)
+        machine.heartbeat(c1, VI, "current")
+        beat = wait_for(machine, c1, 60.0)
+        machine.describe(c2, VI)
+        after = wait_for(machine, c2, 10.0)
+        machine.engine.inject(
+            FaultStep(action="resume", node=follower),
+            lambda action, node: (
+                kraft_nemesis(action, node),
+                settle(cluster, kgc_group_id, machine.partitions, set(), coordinator_hit=True),
+            ),
+        )
+        machine.engine.finish()
+        trace = machine.trace()
+        say(machine.report())
+        assert machine.engine.divergence is None, machine.report()
+    finally:
+        try:
+            machine.teardown()
+        finally:
+            cluster.close()
+
+    say(f"coordinator {coordinator}, follower {follower} paused")
+    # what the broker said: the group answered generation 1 but was not described, until the
+    # heartbeat's answer (held until the write before it was committed) came back
+    assert isinstance(before, m.DescribeGroupsResponse) and before.group_state == "Dead", before
+    assert isinstance(beat, m.HeartbeatResponse) and beat.error == "NONE", beat
+    assert isinstance(after, m.DescribeGroupsResponse), after
+    assert after.group_state == "CompletingRebalance", after
+    # a model that describes what it holds in memory (3.9's switch) cannot explain it
+    record = trace.manifest["model"]
+    model = build_cluster(record, kgc_group_id)
+    profile = replace(model.config.profile, new_group_writes_empty_record=False)
+    without = ClusterGroupModel(
+        replace(model.config, profile=profile), coordinator=record.get("coordinator")
+    )
+    diverged = check(without, trace.events)
+    assert diverged is not None, "a model that reads uncommitted groups explained the broker"
+    say(f"without the rule: diverged at event {diverged.index}: {diverged.reason}")
