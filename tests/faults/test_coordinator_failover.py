@@ -21,7 +21,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,30 @@ def failover_machine(
     return machine_cls()
 
 
+@contextmanager
+def scenario(
+    broker: Any, nemesis: Any, group_id: str, topic: str, name: str
+) -> Iterator[FaultGroupMachine]:
+    """A :func:`failover_machine` on its own connections to ``broker``; torn down (the cluster
+    healed) and closed after, whatever happened."""
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-failover")
+    machine = failover_machine(broker, nemesis, cluster, group_id, topic, name)
+    try:
+        yield machine
+    finally:
+        try:
+            machine.teardown()
+        finally:
+            cluster.close()
+
+
+def explained(machine: FaultGroupMachine) -> traces.Trace:
+    """End the history; the model must have explained every event. Returns its trace."""
+    machine.engine.finish()
+    assert machine.engine.divergence is None, machine.report()
+    return machine.trace()
+
+
 def answer(machine: FaultGroupMachine, client: str) -> m.Response | None:
     """The answer to ``client``'s latest request, or None if none came."""
     engine = machine.engine
@@ -231,11 +256,7 @@ def run_failover(
 ) -> Failover:
     """The scenario on ``broker``; asserts that the model explained every answer and that the
     broken variant does not."""
-    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-failover")
-    machine = failover_machine(
-        broker, nemesis, cluster, group_id, topic, f"coordinator-failover-{action}"
-    )
-    try:
+    with scenario(broker, nemesis, group_id, topic, f"coordinator-failover-{action}") as machine:
         c1, c2 = (
             machine.first_client(
                 session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
@@ -291,14 +312,7 @@ def run_failover(
         else:
             machine.nemesis_restart(0)
         until_answered(machine, c1, lambda: machine.heartbeat(c1, VI, "current"))
-        machine.engine.finish()
-        trace = machine.trace()
-        assert machine.engine.divergence is None, machine.report()
-    finally:
-        try:
-            machine.teardown()
-        finally:
-            cluster.close()
+        trace = explained(machine)
 
     events = trace.events
     say(f"coordinator {coordinator} -> {new_coordinator}; {len(events)} events")

@@ -21,7 +21,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from kgc.conformance.client import Cluster
 from kgc.conformance.fault_suite import FailoverBrokerTarget, settle
 from kgc.engine.loop import FaultStep
 from kgc.engine.registry import build_cluster
@@ -29,7 +28,7 @@ from kgc.model import commands as m
 from kgc.model.checker import check
 from kgc.model.cluster_group import ClusterGroupModel
 
-from tests.faults.test_coordinator_failover import SESSION_MS, VI, answer, failover_machine
+from tests.faults.test_coordinator_failover import SESSION_MS, VI, answer, explained, scenario
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
@@ -45,11 +44,8 @@ def wait_for(machine: Any, client: str, deadline_s: float) -> m.Response | None:
 def test_a_new_group_is_described_only_once_its_creation_is_committed(
     kraft3: Any, kraft_nemesis: Any, kgc_group_id: str, kgc_topic: str, say: Any
 ) -> None:
-    cluster = Cluster(kraft3.bootstrap_servers, client_id="kgc-uncommitted")
-    machine = failover_machine(
-        kraft3, kraft_nemesis, cluster, kgc_group_id, kgc_topic, "uncommitted-group"
-    )
-    try:
+    with scenario(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "uncommitted-group") as machine:
+        cluster = machine.cluster
         target = machine.target
         assert isinstance(target, FailoverBrokerTarget)
         coordinator = target.coordinator_id
@@ -78,15 +74,8 @@ def test_a_new_group_is_described_only_once_its_creation_is_committed(
                 settle(cluster, kgc_group_id, machine.partitions, set(), coordinator_hit=True),
             ),
         )
-        machine.engine.finish()
-        trace = machine.trace()
+        trace = explained(machine)
         say(machine.report())
-        assert machine.engine.divergence is None, machine.report()
-    finally:
-        try:
-            machine.teardown()
-        finally:
-            cluster.close()
 
     say(f"coordinator {coordinator}, follower {follower} paused")
     # what the broker said: the group answered generation 1 but was not described, until the
