@@ -265,11 +265,21 @@ def describe_quorum_leader(conn: Connection, timeout_s: float = 3.0) -> QuorumOb
 
 
 def fenced_brokers(conn: Connection, timeout_s: float = 3.0) -> dict[int, bool]:
-    """Broker id -> fenced, from DescribeCluster v2 ``IncludeFencedBrokers`` on ``conn``."""
-    req = DescribeClusterRequest(
-        include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=True
-    )
-    handle = conn.send(req, 2)
+    """Broker id -> fenced, from DescribeCluster v2 ``IncludeFencedBrokers`` on ``conn``. A broker
+    without v2 (KIP-1073 came in 4.0; a 3.x KRaft broker offers v0-v1) lists its unfenced
+    brokers only: each listed one is ``False``, and a fenced broker is missing."""
+    offered = conn.broker_versions.get(DescribeClusterRequest.API_KEY, (0, 0))[1]
+    if offered >= 2:
+        version = 2
+        req = DescribeClusterRequest(
+            include_cluster_authorized_operations=False,
+            endpoint_type=1,
+            include_fenced_brokers=True,
+        )
+    else:
+        version = offered
+        req = DescribeClusterRequest(include_cluster_authorized_operations=False)
+    handle = conn.send(req, version)
     conn.poller.wait([handle], timeout_s)
     if not handle.done:
         conn.close()
@@ -277,4 +287,4 @@ def fenced_brokers(conn: Connection, timeout_s: float = 3.0) -> dict[int, bool]:
     resp = handle.result()
     if resp.error_code != 0:
         raise ClientError(f"DescribeCluster: {error_name(resp.error_code)}")
-    return {b.broker_id: bool(b.is_fenced) for b in resp.brokers}
+    return {b.broker_id: bool(getattr(b, "is_fenced", False)) for b in resp.brokers}

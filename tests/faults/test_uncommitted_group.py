@@ -8,7 +8,9 @@ coordinator writes is committed until the follower leaves the ISR (fenced after
 seconds: c1 joins and is answered generation 1 at once, and a DescribeGroups says the group does
 not exist. c1's Heartbeat is a write operation whose answer waits for every write before it, so
 once it is answered the group is described. The model explains all of it; a model without the
-rule (the 3.9 switch, which creates the group in memory only) does not.
+rule (the 3.9 switch, which creates the group in memory only) does not. On a line whose
+coordinator creates the group in memory only (``KGC_FAULTS_KRAFT_VERSION=3.9.2``) the group is
+described at once, as its profile says.
 
 Seen first without any fault, on a loaded machine: a DescribeGroups 18 ms after a join answered
 generation 1 was told ``GROUP_ID_NOT_FOUND``.
@@ -78,15 +80,21 @@ def test_a_new_group_is_described_only_once_its_creation_is_committed(
         say(machine.report())
 
     say(f"coordinator {coordinator}, follower {follower} paused")
-    # what the broker said: the group answered generation 1 but was not described, until the
-    # heartbeat's answer (held until the write before it was committed) came back
-    assert isinstance(before, m.DescribeGroupsResponse) and before.group_state == "Dead", before
+    record = trace.manifest["model"]
+    model = build_cluster(record, kgc_group_id)
     assert isinstance(beat, m.HeartbeatResponse) and beat.error == "NONE", beat
     assert isinstance(after, m.DescribeGroupsResponse), after
     assert after.group_state == "CompletingRebalance", after
+    assert isinstance(before, m.DescribeGroupsResponse), before
+    if not model.config.profile.new_group_writes_empty_record:
+        # a line whose coordinator creates the group in memory only (3.9's Scala one, with
+        # KGC_FAULTS_KRAFT_VERSION=3.9.2) describes it at once, paused follower or not
+        assert before.group_state == "CompletingRebalance", before
+        return
+    # what the broker said: the group answered generation 1 but was not described, until the
+    # heartbeat's answer (held until the write before it was committed) came back
+    assert before.group_state == "Dead", before
     # a model that describes what it holds in memory (3.9's switch) cannot explain it
-    record = trace.manifest["model"]
-    model = build_cluster(record, kgc_group_id)
     profile = replace(model.config.profile, new_group_writes_empty_record=False)
     without = ClusterGroupModel(
         replace(model.config, profile=profile), coordinator=record.get("coordinator")
