@@ -36,9 +36,14 @@ from kgc.model.commands import (
     DescribeGroupsResponse,
     FindCoordinator,
     FindCoordinatorResponse,
+    HeartbeatResponse,
+    LeaveGroupResponse,
+    OffsetCommitResponse,
+    Response,
+    SyncGroupResponse,
 )
 from kgc.model.coordinator import find_coordinator_outcomes
-from kgc.model.errors import GROUP_ID_NOT_FOUND, NONE
+from kgc.model.errors import GROUP_ID_NOT_FOUND, NONE, REBALANCE_IN_PROGRESS
 from kgc.model.state import COMPLETING_REBALANCE, DEAD, STABLE
 from kgc.model.txn import Txn
 
@@ -77,6 +82,19 @@ def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> Non
             members=members,
         ),
     )
+
+
+def shows_writes_committed(response: Response) -> bool:
+    """Whether 4.x sends ``response`` only once every record written before it is committed
+    (``describe.py`` rule 3): a write operation's own result, or a SyncGroup ``NONE``."""
+    error = response.error
+    if isinstance(response, HeartbeatResponse):
+        return error in (NONE, REBALANCE_IN_PROGRESS)
+    if isinstance(response, LeaveGroupResponse | SyncGroupResponse):
+        return error == NONE
+    if isinstance(response, OffsetCommitResponse):
+        return any(p.error == NONE for p in response.partitions)
+    return False
 
 
 def handle_find_coordinator(tx: Txn, request_id: int, cmd: FindCoordinator) -> None:

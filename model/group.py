@@ -45,21 +45,20 @@ from kgc.model.commands import (
     DescribeGroups,
     FindCoordinator,
     Heartbeat,
-    HeartbeatResponse,
     JoinGroup,
     LeaveGroup,
-    LeaveGroupResponse,
     NotModelled,
     OffsetCommit,
-    OffsetCommitResponse,
     OffsetFetch,
     Request,
     Response,
     SyncGroup,
-    SyncGroupResponse,
 )
-from kgc.model.describe import handle_describe_groups, handle_find_coordinator
-from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS
+from kgc.model.describe import (
+    handle_describe_groups,
+    handle_find_coordinator,
+    shows_writes_committed,
+)
 from kgc.model.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
 from kgc.model.join import handle_join_group
 from kgc.model.known_bugs import BugWorld
@@ -130,19 +129,6 @@ def _deletable(s: GroupState) -> bool:
         and not s.offsets
         and s.join_timer is None
     )
-
-
-def shows_writes_committed(response: Response) -> bool:
-    """Whether 4.x sends ``response`` only once every record written before it is committed
-    (``describe.py`` rule 3): a write operation's own result, or a SyncGroup ``NONE``."""
-    error = response.error
-    if isinstance(response, HeartbeatResponse):
-        return error in (NONE, REBALANCE_IN_PROGRESS)
-    if isinstance(response, LeaveGroupResponse | SyncGroupResponse):
-        return error == NONE
-    if isinstance(response, OffsetCommitResponse):
-        return any(p.error == NONE for p in response.partitions)
-    return False
 
 
 def deleted_group(s: GroupState) -> GroupState:
