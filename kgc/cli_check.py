@@ -358,6 +358,7 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
             else:
                 where = f"--kafka-version {result.target.get('version')}"
             lines.append(f"replay: kgc replay {path} {where}")
+            lines.extend(_known_lines(args.implementation, path))
     elif result.known_bugs:
         lines.append(
             "  verdict      PASS, but for the known Kafka bug above: every response before it "
@@ -380,6 +381,25 @@ def _seeds(result: Any) -> str:
         return f"seed {result.seed}"
     seeds = [w["seed"] for w in result.workers]
     return f"{len(seeds)} workers, seeds {seeds[0]}..{seeds[-1]}"
+
+
+def _known_lines(implementation: str | None, path: Any) -> list[str]:
+    """For a launched implementation: the baselines in ``traces/known/<implementation>/`` that
+    show the same deviation as the saved trace ``path`` (``kgc matrix`` replays them too)."""
+    from kgc.cli_matrix import known_matches
+    from kgc.engine.traces import TraceError, load
+
+    if implementation in (None, "apache-kafka"):
+        return []
+    try:
+        matches = known_matches(implementation, load(path))
+    except (TraceError, OSError):
+        return []
+    return [
+        f"known:  {m}: the same request type and answer, a deviation of {implementation} on "
+        "record (traces/known/README.md)"
+        for m in matches
+    ]
 
 
 def _minimal_note(path: Any) -> str:

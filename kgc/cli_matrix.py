@@ -138,6 +138,25 @@ def signature(trace: Any) -> dict[str, str] | None:
     return {"request": type(request).__name__, "answer": answer}
 
 
+def known_matches(implementation: str, trace: Any, root: Path = KNOWN) -> list[Path]:
+    """The baselines of ``implementation`` (``root/<implementation>/*.json``) whose divergence has
+    ``trace``'s signature: the same request type and the same disallowed answer. Nothing is
+    replayed here (``kgc matrix`` does that); a baseline that does not load is passed over."""
+    from kgc.engine.traces import TraceError, load
+
+    sig = signature(trace)
+    if sig is None:
+        return []
+    out = []
+    for path in sorted((root / implementation).glob("*.json")):
+        try:
+            if signature(load(path)) == sig:
+                out.append(path)
+        except (TraceError, OSError):
+            continue
+    return out
+
+
 _EXPECTED_ERROR = re.compile(r"error: '[A-Z_]+' ≠ '([A-Z_]+)'")
 _EXPECTED_FIELD = re.compile(r"request \d+: ([a-z_\[\]0-9]+): [^;]*? ≠ ('[^']*'|[^ ;()]+)")
 

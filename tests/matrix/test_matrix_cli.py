@@ -67,10 +67,24 @@ def test_tansu_card_proves_its_deviations_and_replays_its_baselines(tmp_path: Pa
     assert "# kgc report card" in (out / "card.md").read_text()
 
 
+@pytest.mark.broker
+def test_check_names_the_baseline_a_deviation_matches(tmp_path: Path) -> None:
+    """``kgc check --implementation`` says when what it saved is a deviation already on record."""
+    run = kgc("check", "--implementation", "tansu", "--seed", "2", "--traces", str(tmp_path))
+    assert run.returncode == 1, run.stderr[-2000:]
+    (saved,) = tmp_path.glob("*.json")
+    known = [line for line in run.stdout.splitlines() if line.startswith("known:")]
+    assert known == [
+        "known:  traces/known/tansu/joingroup-v3-member-id-required.json: the same request type "
+        "and answer, a deviation of tansu on record (traces/known/README.md)"
+    ], run.stdout[-3000:]
+    assert f"saved: {saved}" in run.stdout
+
+
 def test_a_deviation_is_named_by_its_request_its_answer_and_kafkas() -> None:
     from kgc.engine.traces import load
 
-    from kgc.cli_matrix import sentence, signature
+    from kgc.cli_matrix import known_matches, sentence, signature
 
     known = ROOT / "traces" / "known"
     sync = load(known / "kfake" / "syncgroup-unknown-group-group-id-not-found.json")
@@ -83,6 +97,12 @@ def test_a_deviation_is_named_by_its_request_its_answer_and_kafkas() -> None:
     assert "Kafka's rules allow only UNKNOWN_MEMBER_ID" in text
     tansu = load(known / "tansu" / "joingroup-v3-member-id-required.json")
     assert "MEMBER_ID_REQUIRED" in sentence(tansu) and "the request waits" in sentence(tansu)
+    # a baseline is matched by its signature, within the implementation's own folder only
+    assert known_matches("kfake", sync, known) == [
+        known / "kfake" / "syncgroup-unknown-group-group-id-not-found.json"
+    ]
+    assert known_matches("tansu", sync, known) == []
+    assert known_matches("kfake", tansu, known) == []
 
 
 @pytest.mark.broker
