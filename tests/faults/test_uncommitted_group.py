@@ -12,6 +12,11 @@ rule (the 3.9 switch, which creates the group in memory only) does not. On a lin
 coordinator creates the group in memory only (``KGC_FAULTS_KRAFT_VERSION=3.9.2``) the group is
 described at once, as its profile says.
 
+The heartbeat waits for the fencing only because the fault cluster's writes wait 30 s to commit
+(``offsets.commit.timeout.ms``, ``conftest.py``). At Kafka's 5 s, a loaded CI machine fenced the
+follower too late once: the heartbeat timed out at 5.1 s and was answered
+``COORDINATOR_NOT_AVAILABLE``, a write timeout the model does not cover.
+
 Seen first without any fault, on a loaded machine: a DescribeGroups 18 ms after a join answered
 generation 1 was told ``GROUP_ID_NOT_FOUND``.
 """
