@@ -24,7 +24,7 @@ RECORD = {
 }
 
 
-def _run(chooser_seed: int | None, examples: int) -> SuiteContext:
+def _run(chooser_seed: int | None, examples: int, seed: int | None = None) -> SuiteContext:
     rng = random.Random(chooser_seed)
     choose = None if chooser_seed is None else (lambda options: rng.choice(options))
     counter = iter(range(10**6))
@@ -35,7 +35,7 @@ def _run(chooser_seed: int | None, examples: int) -> SuiteContext:
         scenario="consumer",
     )
     ctx.new_group_id = lambda: f"kgc-model-{next(counter)}"
-    search(consumer_machine_for(ctx), examples=examples, steps=30)
+    search(consumer_machine_for(ctx), examples=examples, steps=30, seed=seed)
     return ctx
 
 
@@ -53,6 +53,8 @@ def test_consumer_histories_check_clean_random_choices():
 def test_regex_subscriptions_are_drawn_and_check_clean():
     # rule 12: the machine moves consumers to regexes (one that does not compile included), and
     # the model's answers to them check clean against the model, resolutions in the background
-    ctx = _run(11, 60)
+    # Hypothesis's draws seeded, and twice the examples: unseeded, 60 examples missed the
+    # regex that does not compile in 5 runs of about 300 (one CI run failed so)
+    ctx = _run(11, 120, seed=11)
     cells = {cell for cell, n in ctx.coverage.items() if n}
     assert any(e == "INVALID_REGULAR_EXPRESSION" for _, _, e in cells), sorted(cells)
