@@ -32,6 +32,7 @@ GROUP_SETTINGS = (
     "group.max.size",
     "offsets.topic.num.partitions",
     "offset.metadata.max.bytes",
+    "offsets.commit.timeout.ms",
 )
 # KIP-848's consumer group reads these (``engine/registry.py`` CONSUMER_SETTINGS)
 GROUP_SETTINGS += tuple(CONSUMER_SETTINGS)

@@ -111,6 +111,12 @@ class Engine:
     def __post_init__(self) -> None:
         self.checker = Checker(self.model, self.checker_config)
 
+    @property
+    def hang_ms(self) -> float:
+        """How long a response every state owes may take before it is a hang: ``must_timeout_ms``
+        past what the model lets the target hold an answer (``Model.hold_ms``)."""
+        return self.config.must_timeout_ms + self.model.hold_ms()
+
     # ------------------------------------------------------------------ recording
     def _record(self, event: Event, extras: dict[str, Any] | None = None) -> None:
         self.events.append(event)
@@ -229,7 +235,7 @@ class Engine:
     def _collect(self, step: int, received: list[tuple[int, Response]]) -> None:
         start = self.target.now_ms()
         quiet_end = start + self.config.quiet_ms
-        hard_end = start + self.config.must_timeout_ms
+        hard_end = start + self.hang_ms
         grace_end: float | None = None  # set once the "must" responses are in, kept while a
         # "may" response is still out
         while self.divergence is None:
@@ -269,7 +275,7 @@ class Engine:
         unanswered = set(self.requests) - self.answered
         final_end = start + (self.config.final_ms if unanswered else 0.0)
         may_end = start + self.checker_config.early_ms + self.checker_config.late_ms
-        hard_end = start + self.config.must_timeout_ms
+        hard_end = start + self.hang_ms
         while self.divergence is None:
             now = self.target.now_ms()
             if now >= hard_end:
@@ -350,7 +356,7 @@ class Engine:
         command whose client is still waiting. Counted in ``drains``: that wait is in no recorded
         command, so a history that needed one may not replay the same from its commands."""
         self.drains += 1
-        end = self.target.now_ms() + self.config.must_timeout_ms
+        end = self.target.now_ms() + self.hang_ms
         received: list[tuple[int, Response]] = []
         while self.target.in_flight(client) and self.target.now_ms() < end:
             for a in self.target.poll(self.config.poll_slice_ms):

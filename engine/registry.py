@@ -25,6 +25,7 @@ SETTINGS = {
     "group.max.size": "group_max_size",
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+    "offsets.commit.timeout.ms": "offsets_commit_timeout_ms",
 }
 
 

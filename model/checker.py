@@ -44,11 +44,11 @@ class Model(ABC, Generic[S]):
     """What the checker and the engine need from a model. States must be hashable (frozen
     dataclasses).
 
-    A model is its six steps (abstract) and three hooks whose defaults suit a model with no group
+    A model is its six steps (abstract) and four hooks whose defaults suit a model with no group
     states, no timers and no request held back: ``provisional`` (read by :meth:`Checker.due` and
     by the engine's recorded group state), ``group_state`` (recorded on each ``Invoke``, derived
-    again by the pipeline's re-check) and ``timers`` (what the state machine's
-    ``tick_to_deadline`` aims at)."""
+    again by the pipeline's re-check), ``timers`` (what the state machine's
+    ``tick_to_deadline`` aims at) and ``hold_ms`` (added to the engine's hang timeout)."""
 
     @abstractmethod
     def initial(self) -> S:
@@ -88,6 +88,11 @@ class Model(ABC, Generic[S]):
     def timers(self, state: S) -> list[tuple[float, str, str]]:
         """Every pending timer as (deadline ms, kind name, key), sorted by deadline."""
         return []
+
+    def hold_ms(self) -> float:
+        """How long the target may hold an answer every state owes before it answers it at all
+        (``ClusterGroupModel`` rule 7: a write's timeout); the engine's hang timeout is longer."""
+        return 0.0
 
     def known_bug(self, state: S) -> BugWorld | None:
         """The Kafka bug ``state`` is a world of (``known_bugs.py``): the checker sets such a

@@ -43,7 +43,24 @@ group, for every classic request and state:
    else it answers ``NOT_COORDINATOR``, and once it has answered ``NOT_COORDINATOR`` it has
    unloaded the group. A restarted node has no memory.
 6. A fault on a node that does not coordinate the group changes nothing for the group (the
-   conformance layer waits until such a node has left the partition's ISR, so no write stalls).
+   conformance layer waits until such a node has left the partition's ISR) but rule 7's.
+7. **Write timeouts** (4.x ``CoordinatorRuntime.CoordinatorWriteEvent``: a write operation whose
+   answer waits for the commit of the records before it gets an ``OperationTimeout`` of
+   ``offsets.commit.timeout.ms``, ``GroupConfig.offsets_commit_timeout_ms``; its
+   ``TimeoutException`` is ``REQUEST_TIMED_OUT``, which
+   ``CoordinatorOperationExceptionHelper.handleOperationException`` answers
+   ``COORDINATOR_NOT_AVAILABLE``). While a node is stopped a commit may not come in time: a
+   paused follower still in the ISR, or a new leader whose high watermark waits for a follower
+   (seen on 4.3.1: a Heartbeat to the new coordinator unanswered for 6 s after a failover). So
+   a Heartbeat or OffsetCommit answer that waits for the commit
+   (``describe.shows_writes_committed``) and is sent while a node is stopped may instead be
+   ``COORDINATOR_NOT_AVAILABLE``, emitted ``offsets_commit_timeout_ms`` after the request; the
+   engine's hang timeout grows by as much (``hold_ms``). The timeout fails only the answer:
+   what the operation did in memory stays, and its records stay appended, so a timed-out
+   commit is not acknowledged (rule 3 keeps both worlds). Scope: JoinGroup, SyncGroup and
+   LeaveGroup answers are not given this timeout (a failed append of a SyncGroup, or of a join
+   a leave completes, changes the group: ``appendFuture``), nor is 3.9's coordinator, whose
+   heartbeats write nothing.
 
 Nondeterminism is returned, never guessed: the new coordinator, when loading ends, which emitted
 responses survive, whether an unacknowledged write was durable, zombie or ``NOT_COORDINATOR``.
@@ -85,6 +102,7 @@ from kgc.model.commands import (
     SyncGroupResponse,
 )
 from kgc.model.coordinator import coordinator_for, errors_while_moving
+from kgc.model.describe import shows_writes_committed
 from kgc.model.errors import (
     COORDINATOR_NOT_AVAILABLE,
     INVALID_SESSION_TIMEOUT,
@@ -94,7 +112,7 @@ from kgc.model.errors import (
 from kgc.model.group import ClassicGroupModel
 from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig
-from kgc.model.state import EMPTY, STABLE, CommittedOffset, GroupState, Member
+from kgc.model.state import EMPTY, STABLE, CommittedOffset, GroupState, Member, with_outbox
 
 Phase = Literal["serving", "loading"]
 
@@ -135,6 +153,10 @@ class ClusterGroupState:
     zombie: GroupState | None = None
     zombie_node: int | None = None
     zombie_awake: bool = False
+    # rule 7: (request id, sent at ms, the timeout's answer) of answers that may still time
+    # out, and the ids of answers that did (the timeout's answer in the group's outbox)
+    held: tuple[tuple[int, float, Response], ...] = ()
+    timed_out: tuple[int, ...] = ()
 
     @property
     def state(self) -> str:
@@ -280,6 +302,8 @@ def _error_response(command: Request, error: str, *, echo_member_id: bool = Fals
 
 
 _ZOMBIE_ANSWERS = (Heartbeat, OffsetFetch, DescribeGroups)
+# rule 7: the write operations whose answers may time out
+_TIMED_WRITES = (Heartbeat, OffsetCommit)
 
 
 class ClusterGroupModel(Model[ClusterGroupState]):
@@ -324,6 +348,10 @@ class ClusterGroupModel(Model[ClusterGroupState]):
     # ------------------------------------------------------------------ Model
     def initial(self) -> ClusterGroupState:
         return self._initial
+
+    def hold_ms(self) -> float:
+        """A write's answer may be held until its timeout (rule 7; 4.x only)."""
+        return 0.0 if self._echo else float(self.config.offsets_commit_timeout_ms)
 
     def group_state(self, state: ClusterGroupState) -> str:
         return state.state
@@ -370,7 +398,8 @@ class ClusterGroupModel(Model[ClusterGroupState]):
         out: dict[ClusterGroupState, None] = {}
         for s in options:
             for s2 in self._advance_serving(s, must_until, may_until):
-                out[s2] = None
+                for s3 in self._time_out_writes(s2, may_until):
+                    out[s3] = None
         if not any(s.zombie is not None and s.zombie_awake for s in out):
             return list(out)
         # an awake zombie's own timers run too (it answers from that memory)
@@ -449,10 +478,19 @@ class ClusterGroupModel(Model[ClusterGroupState]):
             return [self._emit(state, request_id, client, invalid, at_ms)]
         if state.phase == "serving" and node == state.coordinator:
             out = []
+            may_time_out = (
+                not self._echo and bool(state.stopped) and isinstance(command, _TIMED_WRITES)
+            )
             for g in self.classic.invoke(
                 state.group, request_id=request_id, command=command, at_ms=at_ms
             ):
                 s = replace(state, clients=(*state.clients, (request_id, client)))
+                if may_time_out and any(
+                    o.request_id == request_id and shows_writes_committed(o.response)
+                    for o in g.outbox
+                ):
+                    failed = _error_response(command, COORDINATOR_NOT_AVAILABLE)
+                    s = replace(s, held=(*s.held, (request_id, at_ms, failed)))
                 out.append(self._after_step(s, g, request_id=request_id))
             return out
         if state.zombie is not None and node == state.zombie_node:
@@ -524,6 +562,14 @@ class ClusterGroupModel(Model[ClusterGroupState]):
                 s = replace(s, routes=tuple(sorted(routes.items())))
         elif state.phase == "serving":
             s = replace(state, group=self.classic.deliver(state.group, request_id))
+        if s.held or s.timed_out:
+            s = replace(
+                s,
+                held=tuple(h for h in s.held if h[0] != request_id),
+                timed_out=tuple(r for r in s.timed_out if r != request_id),
+            )
+            if request_id in state.timed_out:
+                return s  # a timed-out write was not acknowledged (rule 7)
         unacked = tuple(u for u in s.unacked if u[0] != request_id)
         if len(unacked) != len(s.unacked):
             # the write reached its client: it, and every write before it, is durable
@@ -552,6 +598,41 @@ class ClusterGroupModel(Model[ClusterGroupState]):
         raise ValueError(f"unknown nemesis action {action!r}")
 
     # ------------------------------------------------------------------ internals
+    def _time_out_writes(
+        self, state: ClusterGroupState, may_until: float
+    ) -> Iterator[ClusterGroupState]:
+        """Rule 7: each held answer whose timeout may have fired by ``may_until`` either came
+        (``state``, no longer held) or is ``COORDINATOR_NOT_AVAILABLE`` from its timeout on."""
+        timeout = self.config.offsets_commit_timeout_ms
+        due = [h for h in state.held if h[1] + timeout <= may_until]
+        if not due:
+            yield state
+            return
+        if state.phase != "serving":  # the coordinator was lost: the answers went with it
+            yield replace(state, held=tuple(h for h in state.held if h not in due))
+            return
+        worlds = [replace(state, held=tuple(h for h in state.held if h not in due))]
+        for request_id, sent_at, failed in due:
+            if not any(o.request_id == request_id for o in state.group.outbox):
+                continue
+            worlds += [
+                replace(
+                    w,
+                    group=with_outbox(
+                        w.group,
+                        tuple(
+                            replace(o, response=failed, emitted_at_ms=sent_at + timeout)
+                            if o.request_id == request_id
+                            else o
+                            for o in w.group.outbox
+                        ),
+                    ),
+                    timed_out=(*w.timed_out, request_id),
+                )
+                for w in list(worlds)
+            ]
+        yield from worlds
+
     def _emit(
         self, state: ClusterGroupState, request_id: int, client: str, response: Response, at: float
     ) -> ClusterGroupState:
@@ -654,6 +735,7 @@ class ClusterGroupModel(Model[ClusterGroupState]):
                         persisted=persisted,
                         durable_offsets=offsets,
                         unacked=(),
+                        held=(),
                         routed=tuple(sorted(others + kept)),
                         clients=(),
                         lost_at_ms=at_ms,

@@ -462,6 +462,10 @@ class GroupConfig:
     offsets_topic_num_partitions: int = 50
     # offset.metadata.max.bytes; longer commit metadata is OFFSET_METADATA_TOO_LARGE per partition
     offset_metadata_max_bytes: int = 4096
+    # offsets.commit.timeout.ms: how long a 4.x write operation waits for its commit before it is
+    # answered COORDINATOR_NOT_AVAILABLE (GroupCoordinatorConfig, default 5000; cluster_group.py
+    # rule 7)
+    offsets_commit_timeout_ms: int = 5000
     # KIP-394 / ClassicGroupMember: a new member's JoinGroup is parked at most this long.
     # 4.x GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS, 3.9
     # GroupCoordinator.NewMemberJoinTimeoutMs: 5 minutes, not configurable.
@@ -496,6 +500,8 @@ class GroupConfig:
             raise ValueError("offsets_topic_num_partitions must be >= 1")
         if self.group_max_size < 1:
             raise ValueError("group_max_size must be >= 1")
+        if self.offsets_commit_timeout_ms < 1:
+            raise ValueError("offsets_commit_timeout_ms must be >= 1")
         if (
             self.offsets_partition_leaders is not None
             and len(self.offsets_partition_leaders) != self.offsets_topic_num_partitions

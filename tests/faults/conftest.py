@@ -2,8 +2,7 @@
 
 * ``kraft3`` (session scope, started when first asked): three combined broker+controller nodes of
   Kafka ``KGC_FAULTS_KRAFT_VERSION`` (default 4.3.1), with short broker sessions
-  (``broker.session.timeout.ms=3000``, heartbeat 500 ms) so fencing shows within seconds, and
-  writes that wait 30 s to commit (``offsets.commit.timeout.ms``) before they time out.
+  (``broker.session.timeout.ms=3000``, heartbeat 500 ms) so fencing shows within seconds.
 * ``zk3``: three brokers of Kafka ``KGC_FAULTS_ZK_VERSION`` (default 3.9.2) and one ZooKeeper, with
   ``zookeeper.session.timeout.ms=4000`` so a paused controller loses its session quickly, and no
   preferred-leader elections of their own.
@@ -34,13 +33,6 @@ ZK_VERSION = os.environ.get("KGC_FAULTS_ZK_VERSION", "3.9.2")
 KRAFT_CONFIG = {
     "broker.session.timeout.ms": 3000,
     "broker.heartbeat.interval.ms": 500,
-    # A write the coordinator cannot commit is answered COORDINATOR_NOT_AVAILABLE after this
-    # (the ``CoordinatorRuntime`` write timeout; ``REQUEST_TIMED_OUT`` remapped by
-    # ``CoordinatorOperationExceptionHelper.handleOperationException``, 4.3.1), which the fault
-    # model does not cover: it holds that no write stalls. Only test_uncommitted_group.py stalls
-    # writes on purpose, until a paused follower is fenced (3 s here); Kafka's 5 s default was
-    # overrun once on a loaded CI machine, so the writes wait 30 s.
-    "offsets.commit.timeout.ms": 30000,
     # no preferred-leader elections in the middle of a run: a group's coordinator moves only when
     # the nemesis makes it (ClusterGroupModel counts on that: test_fault_suite.py,
     # test_coordinator_failover.py)

@@ -536,3 +536,80 @@ def test_a_group_without_members_loads_as_one_world_however_long_the_fault() -> 
     checker = Checker(ClusterGroupModel(CONFIG), CheckerConfig())
     assert checker.feed_all(h.events) is None
     assert checker.peak_states < 20, checker.peak_states
+
+
+# ----------------------------------------------------------------- rule 7: write timeouts
+def held(h: History, command: m.Request, answer: m.Response, *, after_ms: float) -> None:
+    """``command`` sent now, ``answer`` read ``after_ms`` later (a write held waiting for its
+    commit: nothing else happens meanwhile)."""
+    h.now += 5
+    step = len(h.events)
+    rid = h.rid
+    h.rid += 1
+    h.events.append(Invoke(step=step, at_ms=h.now, request_id=rid, command=command))
+    h.now += after_ms
+    h.events.append(Receive(step=step, at_ms=h.now, request_id=rid, response=answer))
+    h.now += 20
+    h.events.append(Quiet(step=step, at_ms=h.now))
+
+
+TIMED_OUT_BEAT = m.HeartbeatResponse(error="COORDINATOR_NOT_AVAILABLE")
+COMMIT_TIMEOUT = CONFIG.offsets_commit_timeout_ms  # Kafka's 5000 ms
+
+
+def test_a_held_heartbeat_times_out_only_after_the_commit_timeout_and_only_under_a_fault() -> None:
+    # a paused follower still in the ISR: the heartbeat waits for a commit that does not come
+    def beat(
+        fault: bool, after_ms: float, answer: m.Response, config: GroupConfig = CONFIG
+    ) -> bool:
+        h = stable_group_with_commit()
+        if fault:
+            h.fault("pause", 3, settle_ms=100)
+        held(h, heartbeat("c1", "c1-1", 1), answer, after_ms=after_ms)
+        h.call(heartbeat("c2", "c2-1", 1), m.HeartbeatResponse(error="NONE"))
+        return run(h, ClusterGroupModel(config)) is None
+
+    assert beat(True, COMMIT_TIMEOUT + 10, TIMED_OUT_BEAT)
+    assert beat(True, 3200, m.HeartbeatResponse(error="NONE"))  # the commit came: held, answered
+    assert not beat(True, 1000, TIMED_OUT_BEAT)  # before the timeout: no
+    assert not beat(False, COMMIT_TIMEOUT + 10, TIMED_OUT_BEAT)  # nothing stalls without a fault
+    # the timeout is the broker's offsets.commit.timeout.ms
+    shorter = replace(CONFIG, offsets_commit_timeout_ms=2000)
+    assert beat(True, 2010, TIMED_OUT_BEAT, shorter)
+    assert not beat(True, 2010, TIMED_OUT_BEAT)
+    # 3.9's coordinator: a heartbeat writes nothing, so it never waits for a commit
+    old = replace(CONFIG, profile=PROFILES["kafka-3.9"])
+    assert not beat(True, COMMIT_TIMEOUT + 10, TIMED_OUT_BEAT, old)
+    assert ClusterGroupModel(old).hold_ms() == 0.0
+    assert ClusterGroupModel(CONFIG).hold_ms() == COMMIT_TIMEOUT
+
+
+def test_a_timed_out_commit_is_not_acknowledged() -> None:
+    # an acknowledged commit survives the failover (test above: reading 5 back diverges); one
+    # answered by its timeout was appended but maybe never committed: either offset may be read
+    for survivor, ok in ((5, True), (9, True), (7, False)):
+        h = stable_group_with_commit()
+        h.fault("pause", 3, settle_ms=100)
+        held(
+            h,
+            commit("c1", "c1-1", 1, 9),
+            commit_answer("COORDINATOR_NOT_AVAILABLE"),
+            after_ms=COMMIT_TIMEOUT + 10,
+        )
+        h.fault("resume", 3, settle_ms=100)
+        kill_then_recover(h)
+        h.call(fetch("c2"), fetched(survivor))
+        assert (run(h) is None) == ok, survivor
+    # the in-memory group kept the commit: before any failover it is read back
+    h = stable_group_with_commit()
+    h.fault("pause", 3, settle_ms=100)
+    held(
+        h,
+        commit("c1", "c1-1", 1, 9),
+        commit_answer("COORDINATOR_NOT_AVAILABLE"),
+        after_ms=COMMIT_TIMEOUT + 10,
+    )
+    h.call(fetch("c2"), fetched(9))
+    assert run(h) is None
+    h.events[-2] = replace(h.events[-2], response=fetched(5))  # type: ignore[call-arg]
+    assert run(h) is not None
