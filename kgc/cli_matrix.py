@@ -36,6 +36,16 @@ DEFAULT_TARGETS = (
 )
 KNOWN = Path("traces") / "known"  # the clone's baselines, as `kgc replay traces/known/…` uses
 
+
+def known_root() -> Path:
+    """The baselines folder: the working directory's ``traces/known`` (a clone's root), else the
+    one of the clone kgc runs from (an editable install), else the relative path as it is."""
+    if KNOWN.is_dir():
+        return KNOWN
+    beside = Path(__file__).resolve().parents[1] / KNOWN
+    return beside if beside.is_dir() else KNOWN
+
+
 # Where Kafka decides what each request type answers (RULES.md has the rule-by-rule table).
 SOURCES = {
     "JoinGroup": "GroupMetadataManager.classicGroupJoin* (4.x) / GroupCoordinator.handleJoinGroup",
@@ -59,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="folder for the corpus, traces, card and report")
     p.add_argument("--seeds", type=int, default=1, help="seeds 1..N per target (default 1)")
     p.add_argument("--profile", default="ci", help="search profile (default ci)")
-    p.add_argument("--known", default=str(KNOWN), help="baselines folder (traces/known)")
+    p.add_argument("--known", default=str(known_root()), help="baselines folder (traces/known)")
     p.add_argument("--no-report", action="store_true", help="skip the Spark HTML report")
 
 
@@ -122,7 +132,7 @@ def signature(trace: Any) -> dict[str, str] | None:
     answer no model state allowed (its type and error), or a request left unanswered."""
     div = (trace.result or {}).get("divergence") or {}
     observed = div.get("observed") or {}
-    request_id = observed.get("request_id")
+    request_id = _request_id(div)
     request = next(
         (
             e.command
@@ -138,7 +148,19 @@ def signature(trace: Any) -> dict[str, str] | None:
     return {"request": type(request).__name__, "answer": answer}
 
 
-def known_matches(implementation: str, trace: Any, root: Path = KNOWN) -> list[Path]:
+def _request_id(div: dict[str, Any]) -> int | None:
+    """The request a divergence is about: the one answered, or, when an answer every model state
+    owed never came, the first request the checker names as owed."""
+    observed = div.get("observed") or {}
+    if observed.get("request_id") is not None:
+        return int(observed["request_id"])
+    if observed.get("kind") != "quiet":
+        return None
+    owed = [int(m.group(1)) for line in div.get("allowed") or [] if (m := _OWED.match(str(line)))]
+    return min(owed, default=None)
+
+
+def known_matches(implementation: str, trace: Any, root: Path | None = None) -> list[Path]:
     """The baselines of ``implementation`` (``root/<implementation>/*.json``) whose divergence has
     ``trace``'s signature: the same request type and the same disallowed answer. Nothing is
     replayed here (``kgc matrix`` does that); a baseline that does not load is passed over."""
@@ -148,7 +170,7 @@ def known_matches(implementation: str, trace: Any, root: Path = KNOWN) -> list[P
     if sig is None:
         return []
     out = []
-    for path in sorted((root / implementation).glob("*.json")):
+    for path in sorted(((root or known_root()) / implementation).glob("*.json")):
         try:
             if signature(load(path)) == sig:
                 out.append(path)
@@ -157,6 +179,7 @@ def known_matches(implementation: str, trace: Any, root: Path = KNOWN) -> list[P
     return out
 
 
+_OWED = re.compile(r"request (\d+): (.*) \(emitted at \d+ ms\)$")
 _EXPECTED_ERROR = re.compile(r"error: '[A-Z_]+' ≠ '([A-Z_]+)'")
 _EXPECTED_FIELD = re.compile(r"request \d+: ([a-z_\[\]0-9]+): [^;]*? ≠ ('[^']*'|[^ ;()]+)")
 
@@ -166,7 +189,7 @@ def sentence(trace: Any) -> str:
     and what Kafka's rules answer there instead (from the checker's "model allowed" lines)."""
     sig = signature(trace) or {}
     div = (trace.result or {}).get("divergence") or {}
-    request_id = (div.get("observed") or {}).get("request_id")
+    request_id = _request_id(div)
     version = next(
         (
             getattr(e.command, "version", None)
@@ -190,6 +213,24 @@ def sentence(trace: Any) -> str:
         if what not in expected:
             expected.append(what)
     where = f"{sig.get('request', 'a request')}" + (f" v{version}" if version is not None else "")
+    if sig.get("answer") == "no answer":
+        owed = [
+            m.group(2)
+            for line in div.get("allowed") or []
+            if (m := _OWED.match(str(line))) and int(m.group(1)) == request_id
+        ]
+        kafka = " or ".join(dict.fromkeys(owed)) or "an answer"
+        quiet = (div.get("observed") or {}).get("at_ms")
+        sent = next(
+            (
+                e.at_ms
+                for e in trace.events
+                if getattr(e, "request_id", None) == request_id and hasattr(e, "command")
+            ),
+            None,
+        )
+        after = f" in {quiet - sent:.0f} ms" if quiet is not None and sent is not None else ""
+        return f"{where}: the broker never answered it{after}, where Kafka's rules answer {kafka}"
     kafka = " or ".join(expected) or "something else"
     answer = sig.get("answer", "nothing")
     return f"{where}: the broker answered {answer}, where Kafka's rules allow only {kafka}"

@@ -356,8 +356,10 @@ def _field_path(path: str, name: str) -> str:
 
 def _short(value: object, keep: frozenset[str] = frozenset(), path: str = "") -> str:
     """``repr(value)`` with each string field longer than :data:`SHORT_FIELD_CHARS` cut, except
-    the fields at the paths in ``keep`` (:func:`differences`' paths), which are written whole."""
-    if path in keep:
+    the fields at the paths in ``keep`` (:func:`differences`' paths) and error codes (the
+    substance of an answer: ``INVALID_SESSION_TIMEOUT`` cut at 20 reads as another name), which
+    are written whole."""
+    if path in keep or path == "error" or path.endswith(".error"):
         return repr(value)
     if is_dataclass(value) and not isinstance(value, type):
         inner = ", ".join(

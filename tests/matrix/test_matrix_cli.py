@@ -103,6 +103,16 @@ def test_a_deviation_is_named_by_its_request_its_answer_and_kafkas() -> None:
     ]
     assert known_matches("tansu", sync, known) == []
     assert known_matches("kfake", tansu, known) == []
+    # an answer that never came: the request the checker names as owed, and "no answer"
+    mock = known / "librdkafka-mock"
+    silent_path = mock / "joingroup-session-timeout-unchecked-never-answered.json"
+    silent = load(silent_path)
+    assert signature(silent) == {"request": "JoinGroup", "answer": "no answer"}
+    text = sentence(silent)
+    assert text.startswith("JoinGroup v3: the broker never answered it in "), text
+    assert "where Kafka's rules answer JoinGroupResponse(error='INVALID_SESSION_TIMEOUT'" in text
+    assert known_matches("librdkafka-mock", silent, known) == [silent_path]
+    assert known_matches("librdkafka-mock", sync, known) == []
 
 
 @pytest.mark.broker
@@ -136,3 +146,16 @@ def test_broker_start_launches_an_implementation_detached(tmp_path: Path) -> Non
         stopped = broker("stop", "--name", "t1")
     assert stopped.returncode == 0, stopped.stderr
     assert json.loads(broker("status", "--json").stdout)["brokers"] == []
+
+
+def test_the_baselines_are_found_from_outside_the_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgc.cli_matrix import known_root
+
+    monkeypatch.chdir(ROOT)
+    assert known_root() == Path("traces") / "known"  # a clone's root: its own folder
+    monkeypatch.chdir(tmp_path)  # elsewhere: the clone kgc runs from
+    assert known_root() == ROOT.resolve() / "traces" / "known"
+    (tmp_path / "traces" / "known").mkdir(parents=True)  # a folder here wins
+    assert known_root() == Path("traces") / "known"
