@@ -35,7 +35,7 @@ GROUP_SETTINGS = (
     "offsets.commit.timeout.ms",
 )
 # KIP-848's consumer group reads these (``engine/registry.py`` CONSUMER_SETTINGS)
-GROUP_SETTINGS += tuple(CONSUMER_SETTINGS)
+GROUP_SETTINGS = tuple(dict.fromkeys(GROUP_SETTINGS + tuple(CONSUMER_SETTINGS)))
 # What the model assumes of a broker that says nothing else (and says so): Kafka's defaults, as
 # ``GroupConfig`` and ``ConsumerGroupConfig`` hold them (``GroupCoordinatorConfig.java``)
 ASSUMED = {
@@ -50,7 +50,23 @@ class BrokerConfigUnreadable(Exception):
 
 class BrokerFactsDisagree(KgcError):
     """What the broker's settings say (read, or given with ``--broker-config``) contradicts what
-    it shows (its ``__consumer_offsets`` partitions in Metadata)."""
+    it shows (its ``__consumer_offsets`` partitions in Metadata), or itself (a minimum session
+    timeout above the maximum, a group size below 1, …)."""
+
+
+def settings_problem(config: dict[str, int]) -> str | None:
+    """Why the group settings ``config`` (broker setting -> value) cannot describe a broker, in
+    the settings' own names; None when the model can take them."""
+    names = {**{f: k for k, f in SETTINGS.items()}, **{f: k for k, f in CONSUMER_SETTINGS.items()}}
+    try:
+        GroupConfig(**{f: config[k] for k, f in SETTINGS.items() if k in config})
+        ConsumerGroupConfig(**{f: config[k] for k, f in CONSUMER_SETTINGS.items() if k in config})
+    except ValueError as exc:
+        text = str(exc)
+        for field_name, key in sorted(names.items(), key=lambda x: -len(x[0])):
+            text = text.replace(field_name, key)
+        return text
+    return None
 
 
 def group_settings(cluster: Cluster, node_id: int | None = None) -> dict[str, int]:
@@ -259,6 +275,13 @@ def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, An
                     else "the broker contradicts itself"
                 )
             )
+    problem = settings_problem(config)
+    if problem is not None:
+        named = ", ".join(f"{k}={config[k]} ({sources[k]})" for k in GROUP_SETTINGS if k in problem)
+        raise BrokerFactsDisagree(
+            f"the broker's group settings cannot hold together: {problem} ({named}); "
+            "give values that can with --broker-config KEY=VALUE"
+        )
     return {
         "group_config": config,
         "fact_sources": sources,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
 from kgc.model.consumer_group import ConsumerGroupConfig, ConsumerGroupModel
@@ -86,10 +87,34 @@ def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
     for key, value in (model.get("config") or {}).items():
         if key not in known:
             raise ValueError(f"field 'manifest.model.config.{key}': not a GroupConfig setting")
+        value = _config_value(GroupConfig, key, value)
         kwargs[key] = tuple(value) if isinstance(value, list) else value
-    return ClassicGroupModel(
-        GroupConfig(profile=PROFILES[profile_name], group_id=group_id, **kwargs)
-    )
+    try:
+        config = GroupConfig(profile=PROFILES[profile_name], group_id=group_id, **kwargs)
+    except ValueError as exc:
+        raise ValueError(f"field 'manifest.model.config': {exc}") from exc
+    return ClassicGroupModel(config)
+
+
+def _config_value(cls: type, key: str, value: Any) -> Any:
+    """``value`` of ``cls``'s setting ``key`` as a manifest holds it, if it is of the kind the
+    setting is declared (a whole number, a number, a switch, each maybe None); else a ValueError
+    naming it. Other kinds (tuples, profiles) are checked where the config is made."""
+    hint = get_type_hints(cls)[key]
+    kinds = set(get_args(hint)) if get_origin(hint) in (Union, UnionType) else {hint}
+    if value is None and type(None) in kinds:
+        return value
+    if bool in kinds:
+        ok, kind = isinstance(value, bool), "true or false"
+    elif int in kinds:
+        ok, kind = isinstance(value, int) and not isinstance(value, bool), "a whole number"
+    elif float in kinds:
+        ok, kind = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+    else:
+        ok, kind = True, ""
+    if not ok:
+        raise ValueError(f"field 'manifest.model.config.{key}': expected {kind}, got {value!r}")
+    return value
 
 
 def model_for(
@@ -216,12 +241,17 @@ def build_consumer(model: dict[str, Any], group_id: str) -> ConsumerGroupModel:
             raise ValueError(
                 f"field 'manifest.model.config.{key}': not a ConsumerGroupConfig setting"
             )
+        value = _config_value(ConsumerGroupConfig, key, value)
         if key == "topics":
             value = tuple((str(t), int(n)) for t, n in value)
         elif isinstance(value, list):
             value = tuple(value)
         kwargs[key] = value
-    return ConsumerGroupModel(ConsumerGroupConfig(group_id=group_id, **kwargs))
+    try:
+        config = ConsumerGroupConfig(group_id=group_id, **kwargs)
+    except ValueError as exc:
+        raise ValueError(f"field 'manifest.model.config': {exc}") from exc
+    return ConsumerGroupModel(config)
 
 
 def cluster_manifest(description: dict[str, Any], coordinator: int) -> dict[str, Any]:

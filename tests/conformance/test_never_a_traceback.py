@@ -84,6 +84,25 @@ def test_a_bad_broker_config_is_refused() -> None:
     assert "--broker-config" in line and "KEY=VALUE" in line
 
 
+def test_broker_settings_that_cannot_hold_together_are_refused_by_name() -> None:
+    # each value is a whole number; together (or against the broker's) they describe no broker
+    with FakeBroker(lambda key, v: None) as broker:
+        bounds = ("group.min.session.timeout.ms=9000", "group.max.session.timeout.ms=100")
+        line = one_line_error(
+            check(
+                "--bootstrap-server",
+                broker.bootstrap,
+                *(x for b in bounds for x in ("--broker-config", b)),
+            )
+        )
+        assert "cannot hold together" in line and "(got 9000 > 100)" in line, line
+        assert all(f"{b} (given)" in line for b in bounds), line
+        line = one_line_error(
+            check("--bootstrap-server", broker.bootstrap, "--broker-config", "group.max.size=0")
+        )
+        assert "group.max.size must be >= 1" in line and "group.max.size=0 (given)" in line, line
+
+
 def test_unknown_rules_are_refused() -> None:
     line = one_line_error(check("--rules", "kafka-2.0"))
     assert "kafka-4.3" in line and "kafka-1.0" in line

@@ -96,6 +96,23 @@ BAD_MODELS = {
         {"name": "ClusterGroupModel", "profile": "kafka-4.x", "coordinator": "node-one"},
         "manifest.model.coordinator",
     ),
+    # a setting of the wrong kind, or settings no broker can have (each crashed the checker)
+    "setting-not-a-number.json": (
+        {"profile": "kafka-4.x", "config": {"group_max_size": "big"}},
+        "manifest.model.config.group_max_size': expected a whole number, got 'big'",
+    ),
+    "setting-missing.json": (
+        {"profile": "kafka-4.x", "config": {"offsets_commit_timeout_ms": None}},
+        "manifest.model.config.offsets_commit_timeout_ms': expected a whole number, got None",
+    ),
+    "settings-contradict.json": (
+        {"profile": "kafka-4.x", "config": {"offsets_commit_timeout_ms": 0}},
+        "manifest.model.config': offsets_commit_timeout_ms must be >= 1",
+    ),
+    "consumer-setting-not-a-number.json": (
+        {"name": "ConsumerGroupModel", "profile": "kafka-4.3", "config": {"max_size": 1.5}},
+        "manifest.model.config.max_size': expected a whole number, got 1.5",
+    ),
 }
 
 
