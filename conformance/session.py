@@ -35,7 +35,7 @@ def open_broker(
         with launched(implementation) as other:
             yield other
         return
-    if bootstrap_server:
+    if bootstrap_server is not None:  # an empty one is a bad address, not "start one"
         from kgc.conformance.providers import ExternalKafka
 
         broker: Any = ExternalKafka(bootstrap_server)

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("no trace files found in " + ", ".join(args.traces))
     version = args.kafka_version
     implementation = args.implementation
-    if not args.bootstrap_server and version is None and implementation is None:
+    if args.bootstrap_server is None and version is None and implementation is None:
         recorded = {t.manifest.get("target", {}).get("implementation") for _, t in loaded}
         launchable = recorded & set(LAUNCHABLE[1:])
         if launchable and len(recorded) > 1:
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         implementation = launchable.pop() if launchable else None
     if implementation not in (None, "apache-kafka"):
         version = ""  # not an Apache Kafka version: the launcher knows its own
-    if not args.bootstrap_server and version is None:
+    if args.bootstrap_server is None and version is None:
         versions = {t.manifest.get("target", {}).get("version") for _, t in loaded}
         versions.discard(None)
         versions.discard("unknown")
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         version = versions.pop() if versions else None
     faulty = [(p, t) for p, t in loaded if _has_faults(t)]
     if faulty:
-        if args.bootstrap_server:
+        if args.bootstrap_server is not None:
             raise UserError(
                 f"{faulty[0][0]} injects faults (kill/pause/restart); kgc injects faults only "
                 "into a cluster it starts: drop --bootstrap-server"

@@ -103,6 +103,19 @@ def test_broker_settings_that_cannot_hold_together_are_refused_by_name() -> None
         assert "group.max.size must be >= 1" in line and "group.max.size=0 (given)" in line, line
 
 
+def test_an_empty_bootstrap_server_is_a_bad_address_not_a_request_to_start_one() -> None:
+    for command in (["check"], ["replay", "traces/known/tansu"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "kgc.cli", *command, "--bootstrap-server", ""],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+        assert "empty --bootstrap-server" in run.stderr.strip().splitlines()[-1], run.stderr
+
+
 def test_unknown_rules_are_refused() -> None:
     line = one_line_error(check("--rules", "kafka-2.0"))
     assert "kafka-4.3" in line and "kafka-1.0" in line
