@@ -584,23 +584,9 @@ def test_a_held_heartbeat_times_out_only_after_the_commit_timeout_and_only_under
     assert ClusterGroupModel(CONFIG).hold_ms() == COMMIT_TIMEOUT
 
 
-def test_a_timed_out_commit_is_not_acknowledged() -> None:
-    # an acknowledged commit survives the failover (test above: reading 5 back diverges); one
-    # answered by its timeout was appended but maybe never committed: either offset may be read
-    for survivor, ok in ((5, True), (9, True), (7, False)):
-        h = stable_group_with_commit()
-        h.fault("pause", 3, settle_ms=100)
-        held(
-            h,
-            commit("c1", "c1-1", 1, 9),
-            commit_answer("COORDINATOR_NOT_AVAILABLE"),
-            after_ms=COMMIT_TIMEOUT + 10,
-        )
-        h.fault("resume", 3, settle_ms=100)
-        kill_then_recover(h)
-        h.call(fetch("c2"), fetched(survivor))
-        assert (run(h) is None) == ok, survivor
-    # the in-memory group kept the commit: before any failover it is read back
+def commit_timed_out_under_a_pause() -> History:
+    """A Stable group with offset 5 committed; node 3 paused; c1's commit of 9 answered by its
+    timeout."""
     h = stable_group_with_commit()
     h.fault("pause", 3, settle_ms=100)
     held(
@@ -609,6 +595,20 @@ def test_a_timed_out_commit_is_not_acknowledged() -> None:
         commit_answer("COORDINATOR_NOT_AVAILABLE"),
         after_ms=COMMIT_TIMEOUT + 10,
     )
+    return h
+
+
+def test_a_timed_out_commit_is_not_acknowledged() -> None:
+    # an acknowledged commit survives the failover (test above: reading 5 back diverges); one
+    # answered by its timeout was appended but maybe never committed: either offset may be read
+    for survivor, ok in ((5, True), (9, True), (7, False)):
+        h = commit_timed_out_under_a_pause()
+        h.fault("resume", 3, settle_ms=100)
+        kill_then_recover(h)
+        h.call(fetch("c2"), fetched(survivor))
+        assert (run(h) is None) == ok, survivor
+    # the in-memory group kept the commit: before any failover it is read back
+    h = commit_timed_out_under_a_pause()
     h.call(fetch("c2"), fetched(9))
     assert run(h) is None
     h.events[-2] = replace(h.events[-2], response=fetched(5))  # type: ignore[call-arg]

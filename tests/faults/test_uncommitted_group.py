@@ -51,26 +51,34 @@ def wait_for(machine: Any, client: str, deadline_s: float) -> m.Response | None:
     return answer(machine, client)
 
 
+def paused_then_joined(machine: Any, nemesis: Any, *, followers: int) -> tuple[int, list[int], str]:
+    """Pause ``followers`` of the nodes that do not coordinate the group (lowest ids first), as
+    events of the history, with no wait for the ISR to shrink; then c1 joins and is answered
+    generation 1 at once. Returns (coordinator, the paused nodes, c1)."""
+    target = machine.target
+    assert isinstance(target, FailoverBrokerTarget)
+    coordinator = target.coordinator_id
+    paused = sorted(n for n in machine.cluster.brokers if n != coordinator)[:followers]
+    for node in paused:
+        machine.engine.inject(FaultStep(action="pause", node=node), nemesis)
+    c1 = machine.first_client(
+        session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
+    )
+    machine.form_group(([c1], VI, False, "stay"))
+    joined = wait_for(machine, c1, 10.0)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.generation_id == 1, joined
+    return coordinator, paused, c1
+
+
 def test_a_new_group_is_described_only_once_its_creation_is_committed(
     kraft3: Any, kraft_nemesis: Any, kgc_group_id: str, kgc_topic: str, say: Any
 ) -> None:
     with scenario(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "uncommitted-group") as machine:
         cluster = machine.cluster
-        target = machine.target
-        assert isinstance(target, FailoverBrokerTarget)
-        coordinator = target.coordinator_id
-        follower = min(n for n in cluster.brokers if n != coordinator)
-        # the pause is an event of the history; nothing waits for the ISR to shrink
-        machine.engine.inject(FaultStep(action="pause", node=follower), kraft_nemesis)
-        c1 = machine.first_client(
-            session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
-        )
+        coordinator, (follower,), c1 = paused_then_joined(machine, kraft_nemesis, followers=1)
         c2 = machine.second_client(
             session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
         )
-        machine.form_group(([c1], VI, False, "stay"))
-        joined = wait_for(machine, c1, 10.0)
-        assert isinstance(joined, m.JoinGroupResponse) and joined.generation_id == 1, joined
         machine.describe(c2, VI)
         before = wait_for(machine, c2, 10.0)
         machine.heartbeat(c1, VI, "current")
@@ -130,18 +138,7 @@ def test_a_write_no_follower_can_commit_is_answered_at_its_timeout(
     not."""
     with scenario(kraft3, kraft_nemesis, kgc_group_id, kgc_topic, "write-timeout") as machine:
         cluster = machine.cluster
-        target = machine.target
-        assert isinstance(target, FailoverBrokerTarget)
-        coordinator = target.coordinator_id
-        followers = sorted(n for n in cluster.brokers if n != coordinator)
-        for node in followers:
-            machine.engine.inject(FaultStep(action="pause", node=node), kraft_nemesis)
-        c1 = machine.first_client(
-            session=SESSION_MS, rebalance=SESSION_MS, static=False, protocols=("range",)
-        )
-        machine.form_group(([c1], VI, False, "stay"))
-        joined = wait_for(machine, c1, 10.0)
-        assert isinstance(joined, m.JoinGroupResponse) and joined.generation_id == 1, joined
+        coordinator, followers, c1 = paused_then_joined(machine, kraft_nemesis, followers=2)
         sent = machine.engine.target.now_ms()
         machine.heartbeat(c1, VI, "current")
         beat = wait_for(machine, c1, 30.0)
