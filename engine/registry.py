@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
+from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -96,11 +97,17 @@ def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
     return ClassicGroupModel(config)
 
 
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    """A config class's declared field types (resolved once: every model a run builds asks)."""
+    return get_type_hints(cls)
+
+
 def _config_value(cls: type, key: str, value: Any) -> Any:
     """``value`` of ``cls``'s setting ``key`` as a manifest holds it, if it is of the kind the
     setting is declared (a whole number, a number, a switch, each maybe None); else a ValueError
     naming it. Other kinds (tuples, profiles) are checked where the config is made."""
-    hint = get_type_hints(cls)[key]
+    hint = _hints(cls)[key]
     kinds = set(get_args(hint)) if get_origin(hint) in (Union, UnionType) else {hint}
     if value is None and type(None) in kinds:
         return value

@@ -132,20 +132,25 @@ def signature(trace: Any) -> dict[str, str] | None:
     answer no model state allowed (its type and error), or a request left unanswered."""
     div = (trace.result or {}).get("divergence") or {}
     observed = div.get("observed") or {}
-    request_id = _request_id(div)
-    request = next(
+    invoke = _invoke_of(trace, _request_id(div))
+    if invoke is None:
+        return None
+    request = invoke.command
+    response = observed.get("response") or {}
+    answer = f"{response.get('type', 'no answer')} {response.get('error', '')}".strip()
+    return {"request": type(request).__name__, "answer": answer}
+
+
+def _invoke_of(trace: Any, request_id: int | None) -> Any:
+    """The ``Invoke`` event that sent ``request_id``; None if the trace has none."""
+    return next(
         (
-            e.command
+            e
             for e in trace.events
             if getattr(e, "request_id", None) == request_id and hasattr(e, "command")
         ),
         None,
     )
-    if request is None:
-        return None
-    response = observed.get("response") or {}
-    answer = f"{response.get('type', 'no answer')} {response.get('error', '')}".strip()
-    return {"request": type(request).__name__, "answer": answer}
 
 
 def _request_id(div: dict[str, Any]) -> int | None:
@@ -190,14 +195,8 @@ def sentence(trace: Any) -> str:
     sig = signature(trace) or {}
     div = (trace.result or {}).get("divergence") or {}
     request_id = _request_id(div)
-    version = next(
-        (
-            getattr(e.command, "version", None)
-            for e in trace.events
-            if getattr(e, "request_id", None) == request_id and hasattr(e, "command")
-        ),
-        None,
-    )
+    invoke = _invoke_of(trace, request_id)
+    version = getattr(invoke.command, "version", None) if invoke is not None else None
     expected: list[str] = []
     for line in div.get("allowed") or []:
         text = str(line)
@@ -221,15 +220,9 @@ def sentence(trace: Any) -> str:
         ]
         kafka = " or ".join(dict.fromkeys(owed)) or "an answer"
         quiet = (div.get("observed") or {}).get("at_ms")
-        sent = next(
-            (
-                e.at_ms
-                for e in trace.events
-                if getattr(e, "request_id", None) == request_id and hasattr(e, "command")
-            ),
-            None,
+        after = (
+            f" in {quiet - invoke.at_ms:.0f} ms" if quiet is not None and invoke is not None else ""
         )
-        after = f" in {quiet - sent:.0f} ms" if quiet is not None and sent is not None else ""
         return f"{where}: the broker never answered it{after}, where Kafka's rules answer {kafka}"
     kafka = " or ".join(expected) or "something else"
     answer = sig.get("answer", "nothing")

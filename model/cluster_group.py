@@ -605,11 +605,8 @@ class ClusterGroupModel(Model[ClusterGroupState]):
         (``state``, no longer held) or is ``COORDINATOR_NOT_AVAILABLE`` from its timeout on."""
         timeout = self.config.offsets_commit_timeout_ms
         due = [h for h in state.held if h[1] + timeout <= may_until]
-        if not due:
+        if not due:  # (a lost coordinator takes its held answers along: ``_coordinator_lost``)
             yield state
-            return
-        if state.phase != "serving":  # the coordinator was lost: the answers went with it
-            yield replace(state, held=tuple(h for h in state.held if h not in due))
             return
         worlds = [replace(state, held=tuple(h for h in state.held if h not in due))]
         for request_id, sent_at, failed in due:
