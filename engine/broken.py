@@ -20,7 +20,7 @@ Variants (name: what is broken, which model rule):
 * ``failover-forgets-generation``: a new coordinator loads the group at generation 0 instead of
   the persisted one (``cluster_group.load_group``); only the fault-mixed suite can see it.
 
-KIP-848 consumer-group variants (``model/consumer_group.py``; only ``--protocol consumer`` can see
+KIP-848 consumer-group variants (``model/consumer/group.py``; only ``--protocol consumer`` can see
 them):
 
 * ``consumer-assign-before-revoke``: a partition is handed to its new owner while another member
@@ -47,7 +47,8 @@ Caught by a scripted scenario, not by the search (``SCENARIO_VARIANTS``;
   with a regex) keeps as few of the previous target's partitions as a balanced assignment can,
   where Kafka's keeps as many (``heterogeneous_targets``).
 
-Online-migration variants (``model/migration.py``; only ``--protocol migration`` can see them):
+Online-migration variants (``model/consumer/migration.py``; only ``--protocol migration`` can see
+them):
 
 * ``migration-upgrade-refused``: a consumer member never converts a classic group with members,
   whatever the policy (``MigratingGroupModel._upgraded`` always fails as ``GROUP_ID_NOT_FOUND``).
@@ -66,7 +67,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from kgc.model import heartbeat, rebalance
+from kgc.model.classic import heartbeat, rebalance
 from kgc.model.errors import ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
 
 _Site = tuple[Any, str, Any, Any]  # (module or dict, attribute or key, original, replacement)
@@ -192,7 +193,7 @@ def _expiry_ignored() -> Callable[[], None]:
 
 
 def _failover_forgets_generation() -> Callable[[], None]:
-    from kgc.model import cluster_group
+    from kgc.model.classic import cluster_group
 
     original = cluster_group.load_group
 
@@ -211,21 +212,21 @@ VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
     "expiry-ignored": _expiry_ignored,
 }
 
-# Caught only by the fault-mixed suite (kgc.conformance.fault_suite): kept apart so runs of the
-# classic suite over VARIANTS (kgc bench check) do not wait for a bug they cannot see.
+# Caught only by the fault-mixed suite (kgc.conformance.drivers.fault_suite): kept apart so runs of
+# the classic suite over VARIANTS (kgc bench check) do not wait for a bug they cannot see.
 FAILOVER_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
     "failover-forgets-generation": _failover_forgets_generation,
 }
 
 
 def _consumer_assign_before_revoke() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     return _patched(consumer_group, "held_by_others", lambda s, member_id, tp: False)
 
 
 def _consumer_epoch_not_bumped() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     original = consumer_group.fence_member
 
@@ -237,13 +238,13 @@ def _consumer_epoch_not_bumped() -> Callable[[], None]:
 
 
 def _consumer_fenced_epoch_accepted() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     return _patched(consumer_group, "member_epoch_valid", lambda *args: True)
 
 
 def _consumer_wrong_assignor() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     def uniform_targets(partitions: Any, subscriptions: Any, previous: Any) -> Any:
         return consumer_group.range_targets(partitions, subscriptions)  # not sticky
@@ -252,13 +253,13 @@ def _consumer_wrong_assignor() -> Callable[[], None]:
 
 
 def _consumer_stale_commit_accepted() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     return _patched(consumer_group, "stale_commit", lambda *args: None)
 
 
 def _consumer_regex_no_batch_interval() -> Callable[[], None]:
-    from kgc.model.consumer_group import REGEX_REFRESH_MIN_INTERVAL_MS, ConsumerGroupModel
+    from kgc.model.consumer.group import REGEX_REFRESH_MIN_INTERVAL_MS, ConsumerGroupModel
 
     original = ConsumerGroupModel._past
 
@@ -269,7 +270,7 @@ def _consumer_regex_no_batch_interval() -> Callable[[], None]:
 
 
 def _consumer_heterogeneous_churns() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     original = consumer_group.heterogeneous_targets
 
@@ -283,7 +284,7 @@ def _consumer_heterogeneous_churns() -> Callable[[], None]:
 
 
 def _consumer_regex_unvalidated() -> Callable[[], None]:
-    from kgc.model import consumer_group
+    from kgc.model.consumer import group as consumer_group
 
     return _patched(consumer_group, "regex_compiles", lambda regex: True)
 
@@ -294,8 +295,8 @@ def _patched_attribute(owner: Any, name: str, new: Any) -> Callable[[], None]:
 
 
 def _migration_upgrade_refused() -> Callable[[], None]:
+    from kgc.model.consumer.migration import MigratingGroupModel
     from kgc.model.errors import GROUP_ID_NOT_FOUND
-    from kgc.model.migration import MigratingGroupModel
 
     return _patched_attribute(
         MigratingGroupModel, "_upgraded", lambda self, s: frozenset({GROUP_ID_NOT_FOUND})
@@ -303,7 +304,7 @@ def _migration_upgrade_refused() -> Callable[[], None]:
 
 
 def _migration_no_downgrade() -> Callable[[], None]:
-    from kgc.model.migration import MigratingGroupModel
+    from kgc.model.consumer.migration import MigratingGroupModel
 
     return _patched_attribute(
         MigratingGroupModel, "_maybe_downgrade", lambda self, before, after, fired=None: [after]
@@ -311,7 +312,7 @@ def _migration_no_downgrade() -> Callable[[], None]:
 
 
 def _migration_classic_member_stale_epoch() -> Callable[[], None]:
-    from kgc.model.consumer_group import ConsumerGroupModel
+    from kgc.model.consumer.group import ConsumerGroupModel
     from kgc.model.errors import ILLEGAL_GENERATION, STALE_MEMBER_EPOCH
 
     original = ConsumerGroupModel._offset_commit

@@ -114,7 +114,7 @@ for _state in ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"):
 
 IMPOSSIBLE_BY_RULE[("CompletingRebalance", "OffsetCommit", "OFFSET_METADATA_TOO_LARGE")] = (
     "a valid member's commit is REBALANCE_IN_PROGRESS before any partition is looked at "
-    "(model/offsets.py rule 2)"
+    "(model/classic/offsets.py rule 2)"
 )
 for _state in ("PreparingRebalance", "CompletingRebalance", "Stable"):
     for _request in ("OffsetCommit", "DescribeGroups"):
@@ -125,7 +125,8 @@ for _state in ("PreparingRebalance", "CompletingRebalance", "Stable"):
 
 # Cells only a fault gives (a coordinator without a leader, or loading the group): the
 # differential run never injects one, so they are not in its universe; the fault suite
-# (``conformance/fault_suite.py``) reaches them. A history that reaches one is not "outside".
+# (``conformance/drivers/fault_suite.py``) reaches them. A history that reaches one is not
+# "outside".
 FAULT_ONLY: dict[Cell, str] = {
     **{
         (s, "FindCoordinator", "COORDINATOR_NOT_AVAILABLE"): "a coordinator without a leader "
@@ -147,8 +148,8 @@ for _cell in FAULT_ONLY:
     IMPOSSIBLE_BY_RULE.pop(_cell, None)
 
 # Cells reachable only with a broker setting: counted where the target has it (the embedded
-# broker does: ``conformance/broker.py`` ``default_config``), left out of the denominator where it
-# does not (``unreachable_on``).
+# broker does: ``conformance/brokers/embedded.py`` ``default_config``), left out of the denominator
+# where it does not (``unreachable_on``).
 LARGEST_GROUP = 4  # clients one example of the classic search has at most (``MAX_CLIENTS``)
 NEEDS_SETUP: dict[Cell, str] = {
     (s, "JoinGroup", "GROUP_MAX_SIZE_REACHED"): "group.max.size below the suite's group sizes"
@@ -185,7 +186,7 @@ NEEDS_VERSION: dict[Cell, tuple[str, int, str | None]] = {
 }
 
 
-# The KIP-848 consumer group (``model/consumer_group.py``): states as ConsumerGroupDescribe names
+# The KIP-848 consumer group (``model/consumer/group.py``): states as ConsumerGroupDescribe names
 # them, ``Dead`` for a group that does not exist (yet).
 CONSUMER_GROUP_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
 CONSUMER_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
@@ -202,7 +203,7 @@ CONSUMER_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
         "INVALID_REGULAR_EXPRESSION",  # a new regex that does not compile (rule 12)
     ),
     "ConsumerGroupDescribe": ("NONE", "GROUP_ID_NOT_FOUND"),
-    # offsets with member epochs (rule 11 of ``model/consumer_group.py``)
+    # offsets with member epochs (rule 11 of ``model/consumer/group.py``)
     "OffsetCommit": (
         "NONE",
         "GROUP_ID_NOT_FOUND",
@@ -278,9 +279,9 @@ def consumer_universe() -> list[Cell]:
     ]
 
 
-# One group id used by both protocols (``model/migration.py``): the cells of the crossing rules,
-# where a request of one protocol meets the other's group. A group state is named by its type:
-# ``classic/Stable``, ``consumer/Empty`` (``MigratingGroupModel.group_state``). Which cells a
+# One group id used by both protocols (``model/consumer/migration.py``): the cells of the crossing
+# rules, where a request of one protocol meets the other's group. A group state is named by its
+# type: ``classic/Stable``, ``consumer/Empty`` (``MigratingGroupModel.group_state``). Which cells a
 # broker can give depends on its ``group.consumer.migration.policy``.
 _CLASSIC_KINDS = (
     "classic/Empty",
@@ -292,7 +293,7 @@ _CONSUMER_KINDS = ("consumer/Empty", "consumer/Stable", "consumer/Reconciling")
 
 
 def migration_universe(policy: str = "bidirectional") -> list[Cell]:
-    """The crossing cells (rules 1-4 of ``model/migration.py``) under ``policy``."""
+    """The crossing cells (rules 1-4 of ``model/consumer/migration.py``) under ``policy``."""
     upgrade = policy in ("bidirectional", "upgrade")
     mixed = policy != "disabled"  # classic members may join a consumer group with members
     cells: list[Cell] = [("classic/Empty", "ConsumerGroupHeartbeat", "NONE")]  # rule 1: deleted

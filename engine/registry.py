@@ -16,7 +16,7 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
-from kgc.model.consumer_group import ConsumerGroupConfig, ConsumerGroupModel
+from kgc.model.consumer.group import ConsumerGroupConfig, ConsumerGroupModel
 from kgc.model.profiles import KAFKA_4_X, PROFILE_NAMES
 
 # broker setting -> GroupConfig field
@@ -262,15 +262,16 @@ def build_consumer(model: dict[str, Any], group_id: str) -> ConsumerGroupModel:
 
 
 def cluster_manifest(description: dict[str, Any], coordinator: int) -> dict[str, Any]:
-    """The manifest's ``model`` record for :class:`~kgc.model.cluster_group.ClusterGroupModel`:
-    the classic record plus the group's coordinator when the run started."""
+    """The manifest's ``model`` record for
+    :class:`~kgc.model.classic.cluster_group.ClusterGroupModel`: the classic record plus the
+    group's coordinator when the run started."""
     # without reordering: a request held back across a coordinator move is not modelled
     record = model_manifest(description, reorder=False)
     return {**record, "name": "ClusterGroupModel", "coordinator": coordinator}
 
 
 def build_cluster(model: dict[str, Any], group_id: str) -> Any:
-    from kgc.model.cluster_group import ClusterGroupModel
+    from kgc.model.classic.cluster_group import ClusterGroupModel
 
     classic = build(model, group_id)
     coordinator = model.get("coordinator")
@@ -285,8 +286,8 @@ def migration_manifest(
     description: dict[str, Any], topics: dict[str, int], *, reorder: bool = True
 ) -> dict[str, Any]:
     """The manifest's ``model`` record for one group id used by both protocols
-    (:class:`~kgc.model.migration.MigratingGroupModel`): the classic and the consumer records
-    (each without a reorder window: the mixed model holds requests back itself) and the
+    (:class:`~kgc.model.consumer.migration.MigratingGroupModel`): the classic and the consumer
+    records (each without a reorder window: the mixed model holds requests back itself) and the
     broker's ``group.consumer.migration.policy`` (Kafka's default when it does not say)."""
     classic = model_manifest(description, reorder=False)
     consumer = consumer_manifest(description, topics, reorder=False)
@@ -308,8 +309,8 @@ MIGRATION_POLICY = "group.consumer.migration.policy"
 
 def build_migration(model: dict[str, Any], group_id: str) -> Any:
     """The model a ``MigratingGroupModel`` record describes; a policy the model does not cover
-    raises :class:`~kgc.model.migration.PolicyNotModelled` (a ``ValueError``)."""
-    from kgc.model.migration import MigratingGroupModel, MigrationConfig
+    raises :class:`~kgc.model.consumer.migration.PolicyNotModelled` (a ``ValueError``)."""
+    from kgc.model.consumer.migration import MigratingGroupModel, MigrationConfig
 
     classic = build(
         {"profile": model.get("profile", KAFKA_4_X.name), "config": model.get("classic")}, group_id

@@ -15,8 +15,9 @@ with no verdict ``PASSES`` or ``FAILING``. A replay that only a Kafka bug the mo
 that no longer shows replays ``FIXED`` or ``STILL FAILING`` (another divergence).
 
 The replay's own trace has profile ``replay`` and names the original in ``manifest.replay_of``.
-Opening the target is the caller's: a broker (``kgc.conformance.suite.replay_on_broker``), a
-cluster kgc started, with its faults (``kgc.conformance.fault_suite.replay_faulty``), or the model.
+Opening the target is the caller's: a broker (``kgc.conformance.drivers.suite.replay_on_broker``), a
+cluster kgc started, with its faults (``kgc.conformance.drivers.fault_suite.replay_faulty``), or
+the model.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 A *target* answers group-protocol requests for one group. The engine talks to it only through
 :class:`Target`: ``prepare`` for a client's request, ``send`` it (never blocks), ``poll`` for the
 responses that arrived, read the target's clock. The real broker target lives in
-``kgc.conformance.broker_target``; :class:`ModelTarget` here answers from the reference model
+``kgc.conformance.wire.broker_target``; :class:`ModelTarget` here answers from the reference model
 itself, on a virtual clock, so the engine, the state machine and the trace tooling can run and be
 tested with no broker (and synthetic corpora can be made).
 
-Faults go through a separate nemesis (``kgc.conformance.nemesis``), never through a target.
+Faults go through a separate nemesis (``kgc.conformance.faults.nemesis``), never through a target.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ FORMAT_VERSION = 1
 # ``manifest.target.version`` when the target is no Apache Kafka release kgc knows: a broker kgc
 # did not start (``ExternalKafka``, ``ContainerKafka``) or the model itself (``ModelTarget``)
 UNKNOWN_VERSIONS = ("unknown", "model")
-# Kafka-compatible brokers kgc launches (``kgc.conformance.implementations``): their
+# Kafka-compatible brokers kgc launches (``kgc.conformance.brokers.implementations``): their
 # ``manifest.target.version`` is their own release, and the recorded ``model`` picks the rules
 LAUNCHED_OTHERS = ("tansu", "kfake", "librdkafka-mock")
 

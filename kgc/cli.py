@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 def _explain(exc: BaseException) -> str:
     """One line for a failure no subcommand turned into a ``KgcError``: what happened, and what
     to try. A broker that closes a connection, answers what does not decode or lacks an API ends
-    here as a client error from ``kgc.conformance.client``."""
+    here as a client error from ``kgc.conformance.wire.client``."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     if type(exc).__module__.startswith("kgc.conformance"):
         return (

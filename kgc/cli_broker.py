@@ -1,10 +1,11 @@
 """``kgc broker start|status|stop``: an embedded Apache Kafka that outlives the command.
 
 ``fetch`` downloads a version's jars into the cache (``$KGC_CACHE_DIR`` or ``~/.cache/kgc``);
-``start`` brings up a detached :class:`~kgc.conformance.broker.EmbeddedKafka`, prints its bootstrap
-servers as the only line on stdout and returns with the JVMs running; ``status`` reads the state
-files (``$KGC_STATE_DIR`` or ``~/.cache/kgc/run``) and also lists kgc-started JVMs no state file
-accounts for; ``stop`` kills a named broker (or ``--all``) and removes its state and data.
+``start`` brings up a detached :class:`~kgc.conformance.brokers.embedded.EmbeddedKafka`, prints its
+bootstrap servers as the only line on stdout and returns with the JVMs running; ``status`` reads
+the state files (``$KGC_STATE_DIR`` or ``~/.cache/kgc/run``) and also lists kgc-started JVMs no
+state file accounts for; ``stop`` kills a named broker (or ``--all``) and removes its state and
+data.
 """
 
 from __future__ import annotations
@@ -93,9 +94,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from kgc.conformance import runstate
-    from kgc.conformance.broker import EmbeddedKafka
-    from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
+    from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
+    from kgc.conformance.brokers import runstate
+    from kgc.conformance.brokers.embedded import EmbeddedKafka
 
     if not args.name or not all(c.isalnum() or c in "-_." for c in args.name):
         raise UserError(f"bad --name {args.name!r}; use letters, digits, '-', '_' or '.'")
@@ -146,7 +147,7 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _start_implementation(args: argparse.Namespace) -> int:
-    from kgc.conformance.implementations import start_detached
+    from kgc.conformance.brokers.implementations import start_detached
 
     if args.nodes != 1 or args.mode or args.config or args.port is not None:
         raise UserError(
@@ -169,7 +170,7 @@ def _product(state: dict) -> str:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from kgc.conformance.maven import (
+    from kgc.conformance.artifacts.maven import (
         DEFAULT_KAFKA_VERSION,
         ZOOKEEPER_KAFKA_VERSION,
         find_java,
@@ -184,7 +185,7 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from kgc.conformance import runstate
+    from kgc.conformance.brokers import runstate
 
     brokers = runstate.list_detached()
     strays = runstate.strays()
@@ -253,7 +254,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _stop(args: argparse.Namespace) -> int:
-    from kgc.conformance import runstate
+    from kgc.conformance.brokers import runstate
 
     if args.all:
         stopped = []

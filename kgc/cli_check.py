@@ -19,7 +19,7 @@ from typing import Any
 
 from kgc.cli import UserError
 from kgc.cli_replay import LAUNCHABLE
-from kgc.conformance.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
+from kgc.conformance.drivers.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -97,8 +97,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.conformance.session import description_of, open_broker
-    from kgc.conformance.suite import (
+    from kgc.conformance.brokers.session import description_of, open_broker
+    from kgc.conformance.drivers.suite import (
         SEARCH_PROFILES,
         describe_result,
         prepare_record_dir,
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             "minimize_budget_s": args.minimize_budget or None,
         }
         if args.workers > 1:
-            from kgc.conformance.workers import run_workers
+            from kgc.conformance.drivers.workers import run_workers
 
             print(f"kgc check: {args.workers} searches at once", file=sys.stderr)
             result = run_workers(args.workers, seed=args.seed, **suite_args)
@@ -174,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _broker_config(items: list[str]) -> dict[str, int]:
-    from kgc.conformance.brokerconfig import GROUP_SETTINGS
+    from kgc.conformance.wire.brokerconfig import GROUP_SETTINGS
 
     out: dict[str, int] = {}
     for item in items:
@@ -211,7 +211,7 @@ def _rules(name: str | None, protocol: str = "classic") -> str | None:
 
 
 def _check_kafka_version(version: str) -> None:
-    from kgc.conformance.maven import check_version
+    from kgc.conformance.artifacts.maven import check_version
     from kgc.model import profile_for_version
 
     check_version(version)  # malformed, unpublished or unable to run here: a one-line KgcError
@@ -403,7 +403,7 @@ def _known_lines(implementation: str | None, path: Any) -> list[str]:
 
 
 def _minimal_note(path: Any) -> str:
-    """How far the saved trace was minimised (``conformance/minimize.py``)."""
+    """How far the saved trace was minimised (``conformance/drivers/minimize.py``)."""
     from kgc.engine.traces import TraceError, load
 
     try:

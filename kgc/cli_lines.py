@@ -1,9 +1,9 @@
 """``kgc lines``: the Apache Kafka release lines kgc knows, and the sweep over them.
 
 ``kgc lines`` lists every line: its newest patch, the mode kgc runs it in, the model profile that
-judges it, or why it cannot run on this machine (``kgc.conformance.releases``). ``kgc lines
---sweep`` starts the newest patch of each line that runs (or of those named with ``--only``), runs
-the differential suite on it with seeds 1..N, and prints one row per line: line, patch, mode,
+judges it, or why it cannot run on this machine (``kgc.conformance.artifacts.releases``). ``kgc
+lines --sweep`` starts the newest patch of each line that runs (or of those named with ``--only``),
+runs the differential suite on it with seeds 1..N, and prints one row per line: line, patch, mode,
 seeds, requests, coverage, divergences, examples that stopped at a Kafka bug the model knows by
 name (``model/known_bugs.py``: counted, not failures), wall time. Failing cases are saved under
 ``--traces`` as ``kgc check`` saves them. Exit status 1 if any line diverged.
@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.conformance.releases import LINES, SUPPORTED_LINES
+    from kgc.conformance.artifacts.releases import LINES, SUPPORTED_LINES
 
     chosen = list(SUPPORTED_LINES)
     if args.only:
@@ -80,8 +80,8 @@ def _list(lines: Any, *, as_json: bool) -> int:
 
 
 def _sweep(lines: Any, args: argparse.Namespace) -> int:
-    from kgc.conformance.session import description_of, open_broker
-    from kgc.conformance.suite import SEARCH_PROFILES, run_seeds
+    from kgc.conformance.brokers.session import description_of, open_broker
+    from kgc.conformance.drivers.suite import SEARCH_PROFILES, run_seeds
     from kgc.engine.coverage import summarise
     from kgc.model.known_bugs import KNOWN_BUGS
 

@@ -74,7 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _targets(spec: str) -> list[tuple[str, str | None]]:
-    from kgc.conformance.implementations import LAUNCHED_OTHERS
+    from kgc.conformance.brokers.implementations import LAUNCHED_OTHERS
 
     out: list[tuple[str, str | None]] = []
     for item in (x.strip() for x in spec.split(",")):
@@ -84,7 +84,7 @@ def _targets(spec: str) -> list[tuple[str, str | None]]:
         if name == "apache-kafka":
             if not version:
                 raise UserError("apache-kafka needs a version: apache-kafka:4.3.1")
-            from kgc.conformance.maven import check_version
+            from kgc.conformance.artifacts.maven import check_version
 
             check_version(version)
             out.append((name, version))
@@ -103,15 +103,15 @@ def _targets(spec: str) -> list[tuple[str, str | None]]:
 def _open(name: str, version: str | None) -> Any:
     """A fresh instance of the target (``open_broker`` starts Apache Kafka or launches the
     implementation, and stops it after)."""
-    from kgc.conformance.session import open_broker
+    from kgc.conformance.brokers.session import open_broker
 
     return open_broker(kafka_version=version, implementation=name)
 
 
 def _advertised(bootstrap: str) -> dict[str, list[int]]:
-    from kgc.conformance import probe
-    from kgc.conformance.client import parse_bootstrap
-    from kgc.conformance.negotiate import API_KEYS
+    from kgc.conformance.wire import probe
+    from kgc.conformance.wire.client import parse_bootstrap
+    from kgc.conformance.wire.negotiate import API_KEYS
 
     host, port = parse_bootstrap(bootstrap)[0]
     keys = probe.api_versions(host, port, 5.0).api_keys
@@ -119,7 +119,7 @@ def _advertised(bootstrap: str) -> dict[str, list[int]]:
 
 
 def _replay(broker: Any, trace: Any) -> str:
-    from kgc.conformance.suite import replay_with_own_client
+    from kgc.conformance.drivers.suite import replay_with_own_client
 
     try:
         return str(replay_with_own_client(broker, trace, client_id="kgc-matrix").verdict)
@@ -230,8 +230,8 @@ def sentence(trace: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.conformance.session import description_of
-    from kgc.conformance.suite import SEARCH_PROFILES, prepare_record_dir, run_seeds
+    from kgc.conformance.brokers.session import description_of
+    from kgc.conformance.drivers.suite import SEARCH_PROFILES, prepare_record_dir, run_seeds
     from kgc.engine.coverage import summarise
     from kgc.engine.traces import load
 

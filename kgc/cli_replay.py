@@ -8,9 +8,9 @@ NOW FAILING, or KNOWN KAFKA BUG (only a Kafka bug the model knows by name explai
 file stops the run with one line and nothing is written. ``--save DIR`` keeps each replay's own
 trace (never over an existing file).
 
-Traces with nemesis faults (the fault-mixed suite, ``kgc.conformance.fault_suite``) are replayed
-on an embedded cluster of the recorded shape (version, mode, node count, broker settings) that
-this command starts and stops, with the same faults at the same steps, on a group the same node
+Traces with nemesis faults (the fault-mixed suite, ``kgc.conformance.drivers.fault_suite``) are
+replayed on an embedded cluster of the recorded shape (version, mode, node count, broker settings)
+that this command starts and stops, with the same faults at the same steps, on a group the same node
 coordinates when the replay starts; against ``--bootstrap-server`` they are refused (exit 2):
 kgc never injects faults into a broker it did not start.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 
 from kgc.cli import UserError
-from kgc.conformance.implementations import IMPLEMENTATIONS as LAUNCHABLE
+from kgc.conformance.brokers.implementations import IMPLEMENTATIONS as LAUNCHABLE
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,9 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.conformance.client import Cluster
-    from kgc.conformance.session import open_broker
-    from kgc.conformance.suite import replay_on_broker
+    from kgc.conformance.brokers.session import open_broker
+    from kgc.conformance.drivers.suite import replay_on_broker
+    from kgc.conformance.wire.client import Cluster
     from kgc.engine.traces import TraceError, load_many
     from kgc.model.commands import NotModelled
 
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 def _report(args, path, trace, done) -> int:  # noqa: ANN001
     """Print a replay's verdict line (and for a fault replay, its faults), its steps if it failed
     and ``--verbose``, where ``--save`` put it; 1 if it failed, else 0."""
-    from kgc.conformance.nemesis import fault_steps
+    from kgc.conformance.faults.nemesis import fault_steps
     from kgc.engine.traces import render, save
 
     div = done.engine.divergence
@@ -142,8 +142,8 @@ def _has_faults(trace) -> bool:  # noqa: ANN001
 
 def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001
     """(version, mode, nodes, broker settings) of the cluster a trace was recorded on."""
-    from kgc.conformance.broker import RESERVED_KEYS
-    from kgc.conformance.releases import default_mode
+    from kgc.conformance.artifacts.releases import default_mode
+    from kgc.conformance.brokers.embedded import RESERVED_KEYS
 
     t = trace.manifest.get("target") or {}
     version = t.get("version")
@@ -158,8 +158,8 @@ def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001
 
 
 def _replay_with_faults(args, loaded) -> int:  # noqa: ANN001
-    from kgc.conformance.broker import EmbeddedKafka
-    from kgc.conformance.fault_suite import replay_faulty
+    from kgc.conformance.brokers.embedded import EmbeddedKafka
+    from kgc.conformance.drivers.fault_suite import replay_faulty
 
     shapes = {_shape(t)[:3] for _, t in loaded}
     if len(shapes) > 1:

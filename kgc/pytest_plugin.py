@@ -10,12 +10,12 @@ Options:
   (``ExternalKafka``); tests marked ``faults`` skip, saying why (kgc cannot kill what it did not
   start), and only ``kgc-``-prefixed groups and topics are touched.
 * ``--kgc-kafka-version V`` — the embedded Apache Kafka version (default
-  ``kgc.conformance.maven.DEFAULT_KAFKA_VERSION``).
+  ``kgc.conformance.artifacts.maven.DEFAULT_KAFKA_VERSION``).
 * ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (default: the release's own,
-  KRaft from 3.3 on and ZooKeeper before; ``kgc.conformance.releases``).
+  KRaft from 3.3 on and ZooKeeper before; ``kgc.conformance.artifacts.releases``).
 * ``--kgc-record DIR`` — the differential suite also writes every executed example's trace into
-  ``DIR`` (a corpus for ``kgc report``; ``conformance/suite.py``). Runs against several Kafka
-  versions may record into the same folder: files are never replaced.
+  ``DIR`` (a corpus for ``kgc report``; ``conformance/drivers/suite.py``). Runs against several
+  Kafka versions may record into the same folder: files are never replaced.
 
 Fixtures:
 
@@ -27,7 +27,8 @@ Fixtures:
   ``--kgc-mode`` mode (the release's default unless told otherwise). With
   ``--kgc-bootstrap-server`` the external cluster is used if it has at least 3 brokers; otherwise
   the test skips, saying so.
-* ``kgc_client`` — a ``kgc.conformance.client.Cluster`` on ``kgc_broker``, closed after the test.
+* ``kgc_client`` — a ``kgc.conformance.wire.client.Cluster`` on ``kgc_broker``, closed after the
+test.
 * ``kgc_group_id`` / ``kgc_topic`` — names unique to one test: ``kgc-<test-name-slug>-<random>``
   (names only; create the topic with ``Cluster.create_topic`` if the test needs it).
 """
@@ -145,7 +146,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _open(
     config: pytest.Config, nodes: int, settings: dict[str, str] | None = None
 ) -> Generator[Any, None, None]:
-    from kgc.conformance.session import open_broker
+    from kgc.conformance.brokers.session import open_broker
 
     with open_broker(
         bootstrap_server=config.getoption("--kgc-bootstrap-server"),
@@ -192,8 +193,8 @@ def kgc_broker(pytestconfig: pytest.Config) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def kgc_migration_broker(pytestconfig: pytest.Config) -> Iterator[Any]:
     """A started Kafka for the mixed-protocol suite: embedded with
-    ``group.consumer.migration.policy=disabled`` (the policy ``model/migration.py`` covers), or
-    the ``--kgc-bootstrap-server`` broker as it is."""
+    ``group.consumer.migration.policy=disabled`` (the policy ``model/consumer/migration.py``
+    covers), or the ``--kgc-bootstrap-server`` broker as it is."""
     settings = None
     if not pytestconfig.getoption("--kgc-bootstrap-server"):
         version = str(pytestconfig.getoption("--kgc-kafka-version") or "4")
@@ -222,8 +223,8 @@ def kgc_cluster3(pytestconfig: pytest.Config) -> Iterator[Any]:
 
 @pytest.fixture
 def kgc_client(kgc_broker: Any) -> Iterator[Any]:
-    """A :class:`kgc.conformance.client.Cluster` on ``kgc_broker``, closed after the test."""
-    from kgc.conformance.client import Cluster
+    """A :class:`kgc.conformance.wire.client.Cluster` on ``kgc_broker``, closed after the test."""
+    from kgc.conformance.wire.client import Cluster
 
     cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
     try:

@@ -4,7 +4,8 @@
 ``model/RULES.md`` for every rule, its source and the tests that check it.
 """
 
-from kgc.model.group import ClassicGroupModel
+from kgc.model.classic.group import ClassicGroupModel
+from kgc.model.classic.state import GroupState, state_from_json, state_to_json
 from kgc.model.profiles import (
     KAFKA_3_9,
     KAFKA_4_X,
@@ -15,7 +16,6 @@ from kgc.model.profiles import (
     config_to_json,
     profile_for_version,
 )
-from kgc.model.state import GroupState, state_from_json, state_to_json
 
 __all__ = [
     "KAFKA_3_9",

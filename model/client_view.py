@@ -65,7 +65,8 @@ INSTANCE_ID_SINCE: dict[str, int] = {
 #: The first SyncGroup version that carries ``protocol_type`` and ``protocol_name`` (KIP-559).
 SYNC_PROTOCOL_SINCE = 5
 PROTOCOL_TYPE = "consumer"
-#: A member id the group never handed out (``kgc.conformance.wire`` sends a stable fake id).
+#: A member id the group never handed out (``kgc.conformance.wire.encoding`` sends a stable
+#: fake id).
 STRANGER = "stranger"
 #: Which generation a member-checked request names: the client's own, the one before it, or none.
 GENERATIONS = ("current", "stale", "none")
@@ -78,7 +79,7 @@ ZOMBIE_APIS = ("Heartbeat", "SyncGroup", "OffsetCommit", "JoinGroup", "LeaveGrou
 
 def subscription(topics: Iterable[str]) -> str:
     """A consumer's protocol metadata for ``topics``, in the model's canonical JSON form (sent as a
-    ``ConsumerProtocolSubscription`` by ``kgc.conformance.wire``)."""
+    ``ConsumerProtocolSubscription`` by ``kgc.conformance.wire.encoding``)."""
     return json.dumps({"topics": list(topics)})
 
 

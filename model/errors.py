@@ -3,9 +3,9 @@
 Names and codes are Kafka's own (``clients/src/main/java/org/apache/kafka/common/protocol/
 Errors.java``, checked against the 4.3.1 client jar's ``Errors.values()``). The model, the traces
 and the reports carry an error as its name, a string (``"ILLEGAL_GENERATION"``); the wire carries
-the code. :data:`NAMES` turns a code back into its name (``kgc.conformance.client.error_name``),
-also where kafka-python's table spells a name its own way (``NO_ERROR``, ``UNKNOWN``,
-``NOT_LEADER_FOR_PARTITION``, …) or predates it (codes 128-133).
+the code. :data:`NAMES` turns a code back into its name
+(``kgc.conformance.wire.client.error_name``), also where kafka-python's table spells a name its own
+way (``NO_ERROR``, ``UNKNOWN``, ``NOT_LEADER_FOR_PARTITION``, …) or predates it (codes 128-133).
 
 Only errors some part of kgc names are listed; the conformance layer names any other code from
 kafka-python's table.

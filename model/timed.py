@@ -16,7 +16,7 @@ of request handlers and timers over frozen states. What they share is written on
   "Order at the broker".
 
 A subclass gives ``apply`` (one request, no reordering), ``next_timer`` and ``fire``; its states
-are frozen dataclasses with a ``deferred`` field (:class:`~kgc.model.state.Deferred` or None), and
+are frozen dataclasses with a ``deferred`` field (:class:`Deferred` or None), and
 its ``config`` has ``reorder_window_ms``.
 
 Pure: no I/O, no clock, no randomness.
@@ -25,12 +25,22 @@ Pure: no I/O, no clock, no randomness.
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from kgc.model.checker import Model
 from kgc.model.commands import Request
-from kgc.model.state import Deferred
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Deferred:
+    """A request sent but not yet processed: another one sent within the reorder window may be
+    processed first (``GroupConfig.reorder_window_ms``)."""
+
+    request_id: int
+    command: Request
+    at_ms: float
+
 
 S = TypeVar("S")
 Timer = tuple[float, Any, str]  # (deadline ms, kind (a name or a number, per model), key)

@@ -62,7 +62,7 @@ class AuditError(Exception):
 
 def schema_jar(kafka_version: str | None = None) -> str:
     """Path of the ``kafka-group-coordinator`` jar of ``kafka_version`` (resolved if needed)."""
-    from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, resolve_kafka
+    from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION, resolve_kafka
 
     libs = resolve_kafka(kafka_version or DEFAULT_KAFKA_VERSION)
     jars = sorted(Path(libs).glob("kafka-group-coordinator-[0-9]*.jar"))

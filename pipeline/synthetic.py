@@ -32,7 +32,7 @@ from typing import Any
 IMPLEMENTATION = "kgc-synthetic"
 VERSIONS = ("4.3.1", "3.9.2")
 TOPIC = "kgc-synthetic"
-GROUP_CONFIG = {  # what kgc's embedded broker sets (conformance/broker.py default_config)
+GROUP_CONFIG = {  # what kgc's embedded broker sets (conformance/brokers/embedded.py default_config)
     "group.initial.rebalance.delay.ms": 0,
     "group.min.session.timeout.ms": 500,
     "offsets.topic.num.partitions": 10,

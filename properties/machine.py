@@ -10,7 +10,7 @@ catch a broker bug even where the model has none to compare.
 
 The machine is independent of any broker: a front end supplies a :class:`SuiteContext` that opens a
 fresh target for each example (a fresh group id on a real broker; a :class:`ModelTarget` in the
-model-only tests). See ``kgc.conformance.suite`` for the broker front end.
+model-only tests). See ``kgc.conformance.drivers.suite`` for the broker front end.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ AIM_VERSIONS = 3  # version indices ``aim`` tries for each misuse (each api has 
 # (measured on the model, 10 seeds of ``ci``: median coverage 88 % with these; 80 % with
 # (1, 2, 4, 8); 77.5 % with one request per rule, the rule drawn three times as often; 70 % with
 # each of 8 requests switched by a draw of its own). Hypothesis shrinks such a rule as one step,
-# so a failing example may keep up to 8 requests of it; ``conformance/minimize.py`` then takes
-# out, one by one, those the failure does not need.
+# so a failing example may keep up to 8 requests of it; ``conformance/drivers/minimize.py`` then
+# takes out, one by one, those the failure does not need.
 AIM_STEPS = (1, 8, 8, 8)
 
 
@@ -172,7 +172,8 @@ class SuiteContext:
     checker_config: CheckerConfig = field(default_factory=CheckerConfig)
     engine_config: EngineConfig = field(default_factory=EngineConfig)
     versions: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    # request types the target cannot be sent (``conformance/negotiate.py``): their rules send none
+    # request types the target cannot be sent (``conformance/wire/negotiate.py``): their rules send
+    # none
     unsupported: frozenset[str] = frozenset()
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     on_example_end: Callable[[Any], None] | None = None
@@ -219,10 +220,10 @@ class SuiteContext:
 
 
 # Versions exercised by default, where the broker and its line's rules accept them
-# (``conformance/negotiate.py``; KIP-896 removed the oldest ones in 4.0). JoinGroup v3 is before
-# KIP-394's member-id handshake, v4+ after it; v5+ carries group.instance.id (KIP-345). SyncGroup
-# v5 names the protocol (KIP-559), so a wrong one can be sent (``misuse``); OffsetCommit v9 and
-# DescribeGroups v6 (4.x) answer a missing group GROUP_ID_NOT_FOUND.
+# (``conformance/wire/negotiate.py``; KIP-896 removed the oldest ones in 4.0). JoinGroup v3 is
+# before KIP-394's member-id handshake, v4+ after it; v5+ carries group.instance.id (KIP-345).
+# SyncGroup v5 names the protocol (KIP-559), so a wrong one can be sent (``misuse``); OffsetCommit
+# v9 and DescribeGroups v6 (4.x) answer a missing group GROUP_ID_NOT_FOUND.
 DEFAULT_VERSIONS: dict[str, tuple[int, ...]] = {
     "JoinGroup": (3, 5, 7),
     "SyncGroup": (3, 4, 5),

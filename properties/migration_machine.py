@@ -1,5 +1,5 @@
 """Both protocols on one group id: the classic machine's clients and KIP-848 consumers side by
-side, checked against :class:`~kgc.model.migration.MigratingGroupModel`.
+side, checked against :class:`~kgc.model.consumer.migration.MigratingGroupModel`.
 
 The classic clients are :class:`~kgc.properties.machine.GroupMachine`'s, with all its rules and
 invariants. Up to :data:`MAX_CONSUMERS` consumers join beside them with ConsumerGroupHeartbeat, as
@@ -8,7 +8,7 @@ its own (KIP-1082), epoch 0 to join with a full request, then the epoch and the 
 last given; on ``FENCED_MEMBER_EPOCH``, ``UNKNOWN_MEMBER_ID`` or ``GROUP_ID_NOT_FOUND`` it drops its
 partitions and joins again. So the group id passes from one protocol to the other whenever one
 side's group is Empty, and each side meets the other's group while it has members: what the
-crossing rules of ``model/migration.py`` are about.
+crossing rules of ``model/consumer/migration.py`` are about.
 
 ``aim`` is off here: its candidates and cells are the classic machine's alone.
 """
@@ -226,8 +226,8 @@ class MigrationMachine(GroupMachine):
     @rule(client=GroupMachine.clients, consumer=consumers, vi=VERSION_INDEX)
     def remove_consumer(self, client: str, consumer: str, vi: int) -> None:
         """A classic client's LeaveGroup (v3+) naming a consumer's member id, as an admin tool
-        removing members does: a consumer group removes that member (``model/migration.py``,
-        rule 3)."""
+        removing members does: a consumer group removes that member
+        (``model/consumer/migration.py``, rule 3)."""
         k = self.consumer_views[consumer]
         version = self.context.version_from("LeaveGroup", 3, vi)
         if k.member_id and version is not None and not self._busy(client):

@@ -9,10 +9,10 @@ import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kgc.conformance.brokerconfig import facts
-from kgc.conformance.client import Cluster
-from kgc.conformance.negotiate import negotiate_with
-from kgc.conformance.session import description_of
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.wire.brokerconfig import facts
+from kgc.conformance.wire.client import Cluster
+from kgc.conformance.wire.negotiate import negotiate_with
 from kgc.engine.loop import Engine
 from kgc.engine.registry import model_manifest
 from kgc.model import PROFILES

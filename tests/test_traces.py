@@ -21,8 +21,8 @@ if TRACES:
     @pytest.mark.broker
     @pytest.mark.parametrize("path", TRACES, ids=[p.name for p in TRACES])
     def test_saved_trace_replays_clean(path, kgc_broker):
-        from kgc.conformance.client import Cluster
-        from kgc.conformance.suite import replay_on_broker
+        from kgc.conformance.drivers.suite import replay_on_broker
+        from kgc.conformance.wire.client import Cluster
         from kgc.engine.traces import load, render
 
         trace = load(path)

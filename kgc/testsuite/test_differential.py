@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgc.conformance.session import description_of
-from kgc.conformance.suite import run_suite
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import run_suite
 
 
 @pytest.mark.broker

@@ -6,7 +6,7 @@ Kafka iterates ``HashMap``s whose order the model replaces by sorted order; memb
 ``m0``..``m5`` and topics ``t0``..``t2`` hash to consecutive buckets, so Kafka's iteration order
 *is* sorted here and the results must be equal, partition for partition (or both fail: where
 Kafka throws, the model raises ``AssignorError``). Needs Java and Kafka's jars (the ones the
-embedded broker uses, resolved by ``kgc.conformance.maven``), hence the ``broker`` marker.
+embedded broker uses, resolved by ``kgc.conformance.artifacts.maven``), hence the ``broker`` marker.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def model_line(name: str, counts: dict[str, int], subs: dict[str, Subscription])
 
 
 def test_model_client_assignors_equal_kafkas() -> None:
-    from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, find_java, resolve_kafka
+    from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION, find_java, resolve_kafka
 
     libs = resolve_kafka(DEFAULT_KAFKA_VERSION)
     rng = random.Random(20261121)

@@ -13,8 +13,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from kgc.conformance import maven
-from kgc.conformance.broker import EmbeddedKafka
+from kgc.conformance.artifacts import maven
+from kgc.conformance.brokers.embedded import EmbeddedKafka
+from kgc.conformance.brokers.providers import ContainerKafka, ExternalKafka, open_target
 from kgc.conformance.errors import (
     BrokerConfigError,
     BrokerUnreachable,
@@ -22,7 +23,6 @@ from kgc.conformance.errors import (
     MavenNotFound,
     UnknownKafkaVersion,
 )
-from kgc.conformance.providers import ContainerKafka, ExternalKafka, open_target
 
 
 def kgc(

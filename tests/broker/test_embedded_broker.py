@@ -23,12 +23,13 @@ from pathlib import Path
 import pytest
 from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
-from kgc.conformance import broker as broker_mod
-from kgc.conformance import maven, probe
-from kgc.conformance.broker import EmbeddedKafka
+from kgc.conformance.artifacts import maven
+from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
+from kgc.conformance.brokers import embedded as broker_mod
+from kgc.conformance.brokers.embedded import EmbeddedKafka
+from kgc.conformance.brokers.providers import ExternalKafka
 from kgc.conformance.errors import BrokerStartError
-from kgc.conformance.maven import DEFAULT_KAFKA_VERSION, ZOOKEEPER_KAFKA_VERSION
-from kgc.conformance.providers import ExternalKafka
+from kgc.conformance.wire import probe
 
 pytestmark = pytest.mark.broker
 
@@ -324,7 +325,7 @@ def test_zookeeper_mode_three_brokers_and_restart_after_kill() -> None:
 CHILD = textwrap.dedent(
     """
     import sys, threading, time, json
-    from kgc.conformance.broker import EmbeddedKafka
+    from kgc.conformance.brokers.embedded import EmbeddedKafka
     k = EmbeddedKafka(nodes=1)
     def go():
         k.start()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka.protocol.metadata import ApiVersionsResponse, MetadataResponse
-from kgc.conformance.mutant_proxy import recv_exact
+from kgc.conformance.mutants.proxy import recv_exact
 
 CLOSE = "close"  # close the connection instead of answering
 GARBAGE = b"\x00\x07garbage"  # a body no response class decodes

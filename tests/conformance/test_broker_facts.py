@@ -1,4 +1,4 @@
-"""Reading a broker's group settings (``conformance/brokerconfig.py``) when it gets them wrong.
+"""Reading a broker's group settings (``conformance/wire/brokerconfig.py``) when it gets them wrong.
 
 Found by running ``kgc check`` on every published patch: Kafka 2.7.0 answers a DescribeConfigs
 that names two or more keys with none of them (KAFKA-12235, fixed in 2.7.1), so every setting was
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from fake_broker import DEFAULT_APIS, FakeBroker
 from kafka.protocol.admin.configs import DescribeConfigsResponse
-from kgc.conformance import brokerconfig
-from kgc.conformance.client import Cluster
+from kgc.conformance.wire import brokerconfig
+from kgc.conformance.wire.client import Cluster
 
 DESCRIBE_CONFIGS = 32
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 import pytest
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse, JoinGroupRequest
 from kafka.protocol.metadata.api_versions import ApiVersionsResponse
-from kgc.conformance import client as kc
-from kgc.conformance.mutant_proxy import recv_exact
+from kgc.conformance.mutants.proxy import recv_exact
+from kgc.conformance.wire import client as kc
 
 HEARTBEAT = 12
 JOIN_GROUP = 11

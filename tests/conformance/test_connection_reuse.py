@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from kgc.conformance.broker_target import BrokerTarget
+from kgc.conformance.wire.broker_target import BrokerTarget
 from kgc.model.commands import DescribeGroups, DescribeGroupsResponse, JoinGroup, Protocol
 
 

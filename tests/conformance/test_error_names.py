@@ -9,7 +9,7 @@ does not know yet, listed here so a new disagreement shows up.
 from __future__ import annotations
 
 import kafka.errors
-from kgc.conformance.client import error_name
+from kgc.conformance.wire.client import error_name
 from kgc.model import errors
 
 SPELLED_OTHERWISE_BY_KAFKA_PYTHON = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kgc.conformance.negotiate import API_KEYS, negotiate
+from kgc.conformance.wire.negotiate import API_KEYS, negotiate
 from kgc.model.profiles import KAFKA_3_9 as RULES_3_9
 from kgc.model.profiles import KAFKA_4_X
 from kgc.properties.machine import DEFAULT_VERSIONS

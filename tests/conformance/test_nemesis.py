@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import invariant, run_state_machine_as_test
-from kgc.conformance.nemesis import (
+from kgc.conformance.faults.nemesis import (
     FaultSchedule,
     FaultsNotSupported,
     InvalidFault,

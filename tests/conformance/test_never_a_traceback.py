@@ -71,7 +71,8 @@ def test_describe_configs_refused_is_no_failure_and_the_next_failure_is_one_line
 
 def test_an_unsupported_kafka_version_is_refused_before_anything_starts() -> None:
     started = time.monotonic()
-    # 2.2.x is published but cannot run on Java 17 (ZOOKEEPER-3779, conformance/releases.py)
+    # 2.2.x is published but cannot run on Java 17 (ZOOKEEPER-3779,
+    # conformance/artifacts/releases.py)
     line = one_line_error(check("--kafka-version", "2.2.2"))
     assert "2.2.x cannot run" in line and "ZOOKEEPER-3779" in line and "2.4 - 4.4" in line
     line = one_line_error(check("--kafka-version", "0.9.0.1"))
@@ -142,8 +143,8 @@ def _rdkafka_like(key: int, version: int) -> bytes | None:
 
 
 def test_apiversions_short_fallback_form_is_read_as_ask_lower() -> None:
-    from kgc.conformance import probe
-    from kgc.conformance.client import Connection
+    from kgc.conformance.wire import probe
+    from kgc.conformance.wire.client import Connection
 
     with FakeBroker(_rdkafka_like) as broker:
         info = probe.api_versions("127.0.0.1", broker.port, 5)

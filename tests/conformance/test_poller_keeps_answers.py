@@ -8,7 +8,7 @@ the suite reported a hang the broker never had.
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.client import Connection, Poller, describe_groups, parse_bootstrap
+from kgc.conformance.wire.client import Connection, Poller, describe_groups, parse_bootstrap
 
 
 @pytest.mark.broker

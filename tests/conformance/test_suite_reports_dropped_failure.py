@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kgc.conformance import suite as suite_module
-from kgc.conformance.session import description_of
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers import suite as suite_module
 
 
 @pytest.mark.broker

@@ -23,8 +23,8 @@ from kafka.protocol.consumer.group import (
     SyncGroupResponse,
 )
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorResponse
-from kgc.conformance import wire
-from kgc.conformance.client import error_name
+from kgc.conformance.wire import encoding as wire
+from kgc.conformance.wire.client import error_name
 from kgc.model import commands as m
 
 GROUP = "kgc-wire-test"

@@ -1,4 +1,5 @@
-"""``kgc check --workers N`` (``conformance/workers.py``): several searches at once, one result."""
+"""``kgc check --workers N`` (``conformance/drivers/workers.py``): several searches at once, one
+result."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgc.conformance.suite import SEARCH_PROFILES, SuiteResult
-from kgc.conformance.workers import TASKS_PER_WORKER, merge, plan, run_workers
+from kgc.conformance.drivers.suite import SEARCH_PROFILES, SuiteResult
+from kgc.conformance.drivers.workers import TASKS_PER_WORKER, merge, plan, run_workers
 
 
 def test_the_plan_makes_the_profiles_examples_once_per_worker_in_shorter_searches() -> None:
@@ -56,7 +57,7 @@ def test_at_least_one_worker() -> None:
 def test_two_workers_search_one_broker_and_their_results_merge(
     kgc_broker: Any, tmp_path: Path
 ) -> None:
-    from kgc.conformance.session import description_of
+    from kgc.conformance.brokers.session import description_of
 
     result = run_workers(
         2,

@@ -11,7 +11,7 @@ from kgc.model.assignors import TopicPartition as TP
 from kgc.model.commands import ConsumerGroupDescribe as Describe
 from kgc.model.commands import ConsumerGroupHeartbeat as HB
 from kgc.model.commands import OffsetCommit, OffsetFetch, TopicPartition, TopicPartitionOffset
-from kgc.model.consumer_group import (
+from kgc.model.consumer.group import (
     ConsumerGroupConfig,
     ConsumerGroupModel,
     ConsumerGroupState,

@@ -1,5 +1,5 @@
 """Regular-expression subscriptions in the consumer-group model (rule 12 of
-``model/consumer_group.py``), each expectation read in Apache Kafka 4.3.1's
+``model/consumer/group.py``), each expectation read in Apache Kafka 4.3.1's
 ``GroupMetadataManager.maybeUpdateRegularExpressions`` / ``handleRegularExpressionsResult``."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from kgc.model.commands import ConsumerGroupDescribe as Describe
 from kgc.model.commands import ConsumerGroupHeartbeat as HB
-from kgc.model.consumer_group import TP, ConsumerGroupConfig, heterogeneous_targets
+from kgc.model.consumer.group import TP, ConsumerGroupConfig, heterogeneous_targets
 
 from tests.consumer.test_consumer_model import CONFIG, Run, T, beat, join, tps
 

@@ -1,5 +1,5 @@
 """Regular-expression subscriptions, scripted, against the session broker (rule 12 of
-``model/consumer_group.py``): every answer is checked by ``ConsumerGroupModel`` as the search's
+``model/consumer/group.py``): every answer is checked by ``ConsumerGroupModel`` as the search's
 are, and each scenario asserts what Kafka's ``GroupMetadataManager`` does (4.2.1 and 4.3.1 read
 alike: ``maybeUpdateRegularExpressions``, ``handleRegularExpressionsResult``), read off the
 broker's own answers. The search (``subscribe`` in ``properties/consumer_machine.py``) moves
@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from kgc.conformance.session import description_of
-from kgc.conformance.suite import consumer_workload
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import consumer_workload
 from kgc.engine.broken import broken
 from kgc.engine.loop import Engine
 from kgc.engine.registry import release_line

@@ -1,7 +1,7 @@
 """Which consumer-group rules each Apache Kafka 4.x line is held to (``engine/registry.py``
 ``consumer_manifest``). Each switch was read in that line's kafka-group-coordinator jar and shown by
 the suite on a live broker of the older line (see the switches' comments in
-``model/consumer_group.py``)."""
+``model/consumer/group.py``)."""
 
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ refused before any example with a one-line reason, not a traceback."""
 from __future__ import annotations
 
 import pytest
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import run_suite
 from kgc.conformance.errors import ProtocolUnsupported
-from kgc.conformance.session import description_of
-from kgc.conformance.suite import run_suite
 from kgc.engine.coverage import summarise
 
 pytestmark = pytest.mark.broker

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 from kafka.protocol.admin.groups import ListGroupsRequest
-from kgc.conformance.client import Cluster
+from kgc.conformance.brokers.providers import ExternalKafka
+from kgc.conformance.brokers.session import description_of, fault_runner
+from kgc.conformance.drivers.suite import run_suite
 from kgc.conformance.errors import FaultsUnavailable
-from kgc.conformance.providers import ExternalKafka
-from kgc.conformance.session import description_of, fault_runner
-from kgc.conformance.suite import run_suite
+from kgc.conformance.wire.client import Cluster
 
 
 def _groups_and_topics(bootstrap: str) -> tuple[set[str], set[str]]:

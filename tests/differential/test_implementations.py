@@ -25,8 +25,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from kgc.conformance.implementations import LAUNCHERS, RdKafkaMock, launched
-from kgc.conformance.suite import replay_with_own_client
+from kgc.conformance.brokers.implementations import LAUNCHERS, RdKafkaMock, launched
+from kgc.conformance.drivers.suite import replay_with_own_client
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed, JoinGroup
 from kgc.model.history import Invoke

@@ -1,7 +1,7 @@
 """The reorder window (rule N2), on the broker: two clients' requests sent close together may be
 handled in either order, and the suite's model allows both.
 
-Each trial (``kgc.conformance.reorder.trial``, gap 0) forms a fresh group whose two rejoins are sent
+Each trial (``kgc.bench.reorder.trial``, gap 0) forms a fresh group whose two rejoins are sent
 back to back; the leader says which one the broker handled first. Every history must pass
 the suite's model (``model_manifest``: ``reorder_window_ms`` set), and the same history checked by
 the model without the window must diverge exactly when c2 leads — so the window is what explains
@@ -12,13 +12,14 @@ concurrently). Trials run until two reordered ones were seen, at most ``MAX_TRIA
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.brokerconfig import facts
-from kgc.conformance.client import Cluster
-from kgc.conformance.reorder import trial
-from kgc.conformance.session import description_of
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.wire.brokerconfig import facts
+from kgc.conformance.wire.client import Cluster
 from kgc.engine.registry import build, model_manifest
 from kgc.engine.traces import Trace, render, result_of
 from kgc.model.checker import check
+
+from kgc.bench.reorder import trial
 
 MAX_TRIALS = 300
 WANTED_REORDERS = 2

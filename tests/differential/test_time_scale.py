@@ -21,9 +21,9 @@ other paths. Eight seeds of five examples, all eight searches at once, reached 8
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.broker import EmbeddedKafka
-from kgc.conformance.session import description_of
-from kgc.conformance.workers import run_tasks
+from kgc.conformance.brokers.embedded import EmbeddedKafka
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.workers import run_tasks
 
 KAFKA_DEFAULTS = {
     "group.min.session.timeout.ms": "6000",

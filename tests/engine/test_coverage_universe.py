@@ -58,7 +58,8 @@ def test_universe_and_exclusions_partition_every_cell():
     assert set(NEEDS_VERSION) - gone <= kept
 
 
-# what the embedded brokers answered ApiVersions with, negotiated (``conformance/negotiate.py``)
+# what the embedded brokers answered ApiVersions with, negotiated
+# (``conformance/wire/negotiate.py``)
 KAFKA_4_3 = {
     "group_config": {"group.max.size": 3},
     "version": "4.3.1",

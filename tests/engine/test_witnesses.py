@@ -2,10 +2,10 @@
 "Search power", item 2).
 
 ``tests/engine/witnesses/<broker>/`` holds, per embedded broker, a few traces recorded by
-``kgc check --record`` and picked by ``python -m kgc.conformance.witness build`` (CONTRIBUTING.md):
-together they reach every cell ``engine/coverage.py`` counts for that broker. Re-checked here
-against today's model, so a model change that makes a witness fail, or a universe change that
-counts a cell no broker showed (or excludes one a broker did show), fails this test.
+``kgc check --record`` and picked by ``python -m kgc.conformance.drivers.witness build``
+(CONTRIBUTING.md): together they reach every cell ``engine/coverage.py`` counts for that broker.
+Re-checked here against today's model, so a model change that makes a witness fail, or a universe
+change that counts a cell no broker showed (or excludes one a broker did show), fails this test.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kgc.conformance.witness import check, select
+from kgc.conformance.drivers.witness import check, select
 from kgc.engine.coverage import universe
 from kgc.engine.traces import expand, load
 

@@ -6,7 +6,8 @@
 * ``zk3``: three brokers of Kafka ``KGC_FAULTS_ZK_VERSION`` (default 3.9.2) and one ZooKeeper, with
   ``zookeeper.session.timeout.ms=4000`` so a paused controller loses its session quickly, and no
   preferred-leader elections of their own.
-* ``kraft_nemesis`` / ``zk_nemesis``: a :class:`~kgc.conformance.nemesis.Nemesis` on that cluster.
+* ``kraft_nemesis`` / ``zk_nemesis``: a :class:`~kgc.conformance.faults.nemesis.Nemesis` on that
+cluster.
   Its finalizer runs even when the test fails: it resumes every paused node, restarts every killed
   one, and waits until the cluster is whole again (all brokers listed and unfenced), so a failing
   test neither leaves a stopped JVM behind nor hands a broken cluster to the next test. The
@@ -49,7 +50,7 @@ def log(text: str) -> None:
 
 
 def _start(version: str, mode: str, config: dict[str, Any]) -> Any:
-    from kgc.conformance.broker import EmbeddedKafka
+    from kgc.conformance.brokers.embedded import EmbeddedKafka
 
     cluster = EmbeddedKafka(version, nodes=NODES, mode=mode, config=config)
     t0 = time.monotonic()
@@ -89,9 +90,9 @@ def zk3() -> Iterator[Any]:
 
 def wait_whole(cluster: Any, timeout_s: float = 90.0) -> None:
     """Every node answers Metadata listing all brokers, and (KRaft) none is fenced."""
-    from kgc.conformance import probe
-    from kgc.conformance.client import Connection
-    from kgc.conformance.controlplane import fenced_brokers
+    from kgc.conformance.faults.controlplane import fenced_brokers
+    from kgc.conformance.wire import probe
+    from kgc.conformance.wire.client import Connection
 
     want = set(cluster.node_ids)
     end = time.monotonic() + timeout_s
@@ -120,7 +121,7 @@ def wait_whole(cluster: Any, timeout_s: float = 90.0) -> None:
 
 
 def _nemesis(cluster: Any) -> Iterator[Any]:
-    from kgc.conformance.nemesis import Nemesis
+    from kgc.conformance.faults.nemesis import Nemesis
 
     nemesis = Nemesis(cluster)
     try:

@@ -1,4 +1,5 @@
-"""The fault-aware classic model (``kgc.model.cluster_group``) on small hand-written histories.
+"""The fault-aware classic model (``kgc.model.classic.cluster_group``) on small hand-written
+histories.
 
 No broker: each test writes the history a 3-node cluster could produce (or must not produce) when
 the node coordinating a Stable group dies, and folds it through the checker. Node 1 leads the
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from kgc.engine.broken import broken
 from kgc.model import commands as m
 from kgc.model.checker import Checker, CheckerConfig, Divergence, check
-from kgc.model.cluster_group import ClusterGroupModel, ClusterGroupState
+from kgc.model.classic.cluster_group import ClusterGroupModel, ClusterGroupState
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
 from kgc.model.profiles import PROFILES, GroupConfig
 
@@ -222,7 +223,7 @@ def test_generation_members_assignments_and_offsets_survive_failover() -> None:
 def test_a_new_coordinator_that_forgot_the_generation_is_caught() -> None:
     # The broker accepted the generation-1 commit; a model whose loaded group forgot the
     # persisted generation predicts ILLEGAL_GENERATION there.
-    from kgc.model import cluster_group
+    from kgc.model.classic import cluster_group
 
     h = stable_group_with_commit()
     h.fault("kill", 1)

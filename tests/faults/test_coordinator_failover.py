@@ -1,16 +1,16 @@
 """Group coordinator failover, live: kill (then, separately, pause) the broker coordinating a Stable
 group in the middle of a run, on KRaft (Kafka 4.x) and ZooKeeper (Kafka 3.9) clusters; the members
 rediscover the coordinator, and everything they saw is checked against
-:class:`~kgc.model.cluster_group.ClusterGroupModel`.
+:class:`~kgc.model.classic.cluster_group.ClusterGroupModel`.
 
 The scenario runs on the fault suite's own machinery, driven rule by rule instead of drawn:
-a :class:`~kgc.conformance.fault_suite.FaultGroupMachine` (the engine, a
-:class:`~kgc.conformance.fault_suite.FailoverBrokerTarget`, the nemesis with the settle wait after
-each fault, the model folding every event as it is recorded). ``form_group`` forms a Stable group
-of c1 and c2, c1 commits, and the aimed ``coordinator_failover`` rule kills or pauses the node
-coordinating the group; then each member does what a consumer does — FindCoordinator, the request,
-and again after a routing answer or none. What Kafka's rules say survives a failover is read
-straight off the broker's answers: the generation, the members and their assignments, the
+a :class:`~kgc.conformance.drivers.fault_suite.FaultGroupMachine` (the engine, a
+:class:`~kgc.conformance.drivers.fault_suite.FailoverBrokerTarget`, the nemesis with the settle
+wait after each fault, the model folding every event as it is recorded). ``form_group`` forms a
+Stable group of c1 and c2, c1 commits, and the aimed ``coordinator_failover`` rule kills or pauses
+the node coordinating the group; then each member does what a consumer does — FindCoordinator, the
+request, and again after a routing answer or none. What Kafka's rules say survives a failover is
+read straight off the broker's answers: the generation, the members and their assignments, the
 committed offsets. The same history folded with the broken variant ``failover-forgets-generation``
 (the new coordinator loads the group at generation 0) must diverge: the real broker's answers
 catch it.
@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgc.conformance.brokerconfig import facts
-from kgc.conformance.client import ClientError, Cluster, create_topics, error_name
-from kgc.conformance.fault_suite import (
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.fault_suite import (
     FAILOVER_BACKOFF_MS,
     FAILOVER_TRIES,
     FailoverBrokerTarget,
@@ -40,8 +39,9 @@ from kgc.conformance.fault_suite import (
     replay_faulty,
     settle_all,
 )
-from kgc.conformance.nemesis import fault_steps
-from kgc.conformance.session import description_of
+from kgc.conformance.faults.nemesis import fault_steps
+from kgc.conformance.wire.brokerconfig import facts
+from kgc.conformance.wire.client import ClientError, Cluster, create_topics, error_name
 from kgc.engine import traces
 from kgc.engine.broken import broken
 from kgc.engine.registry import build_cluster, cluster_manifest

@@ -1,7 +1,8 @@
 """The classic differential suite with nemesis rules, live on a 3-node KRaft cluster kgc started.
 
 * A short random fault-mixed search (kill / pause / resume / restart interleaved with the group
-  rules) finds no divergence between Kafka and :class:`~kgc.model.cluster_group.ClusterGroupModel`.
+  rules) finds no divergence between Kafka and
+  :class:`~kgc.model.classic.cluster_group.ClusterGroupModel`.
 
 * With the broken variant ``failover-forgets-generation`` in force (a new coordinator loads the
   group at generation 0), the same search against the same cluster reports a divergence, shrunk,
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgc.conformance.fault_suite import replay_faulty, run_fault_suite
+from kgc.conformance.drivers.fault_suite import replay_faulty, run_fault_suite
 from kgc.engine.broken import broken
 from kgc.engine.traces import load, render
 

@@ -13,13 +13,13 @@ import time
 from typing import Any
 
 import pytest
-from kgc.conformance.client import ClientError, Connection
-from kgc.conformance.controlplane import (
+from kgc.conformance.faults.controlplane import (
     controller_address,
     describe_quorum_leader,
     fenced_brokers,
     quorum_transitions_of,
 )
+from kgc.conformance.wire.client import ClientError, Connection
 from kgc.model.controller import (
     LivenessConfig,
     LivenessEvent,

@@ -68,7 +68,7 @@ def fault_trace(tmp_path: Path, *, broken_answer: bool = False) -> Path:
 
 
 def test_manifest_rebuilds_the_fault_aware_model(tmp_path: Path) -> None:
-    from kgc.model.cluster_group import ClusterGroupModel
+    from kgc.model.classic.cluster_group import ClusterGroupModel
 
     trace = traces.load(fault_trace(tmp_path))
     assert isinstance(model_from_manifest(trace.manifest), ClusterGroupModel)
@@ -102,8 +102,8 @@ def test_replay_of_a_nemesis_trace_has_the_same_faults_at_the_same_steps(
     """A passing fault-mixed example, recorded live and saved, replays through ``kgc replay`` (a
     subprocess that starts its own cluster of the recorded shape) with the same faults — same
     action, same node id, same step — and passes again."""
-    from kgc.conformance.fault_suite import run_fault_suite
-    from kgc.conformance.nemesis import fault_steps
+    from kgc.conformance.drivers.fault_suite import run_fault_suite
+    from kgc.conformance.faults.nemesis import fault_steps
 
     examples: list[Any] = []
     result = run_fault_suite(

@@ -1,4 +1,4 @@
-"""A new group is read at the last committed offset (``model/describe.py`` rule 3), live.
+"""A new group is read at the last committed offset (``model/classic/describe.py`` rule 3), live.
 
 Kafka 4.x answers a JoinGroup that creates a classic group without waiting for the empty group
 record it appends, while DescribeGroups reads at the last committed offset of the group's
@@ -14,8 +14,8 @@ described at once, as its profile says.
 
 A write waits at most ``offsets.commit.timeout.ms`` (Kafka's 5 s) for its commit. A loaded CI
 machine once fenced the follower later than that: the heartbeat was answered
-``COORDINATOR_NOT_AVAILABLE`` at 5.1 s (``model/cluster_group.py`` rule 7). The test then sends it
-again, up to three times, until one is answered once the creation is committed.
+``COORDINATOR_NOT_AVAILABLE`` at 5.1 s (``model/classic/cluster_group.py`` rule 7). The test then
+sends it again, up to three times, until one is answered once the creation is committed.
 
 Seen first without any fault, on a loaded machine: a DescribeGroups 18 ms after a join answered
 generation 1 was told ``GROUP_ID_NOT_FOUND``.
@@ -28,12 +28,12 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from kgc.conformance.fault_suite import FailoverBrokerTarget, settle
+from kgc.conformance.drivers.fault_suite import FailoverBrokerTarget, settle
 from kgc.engine.loop import FaultStep
 from kgc.engine.registry import build_cluster
 from kgc.model import commands as m
 from kgc.model.checker import check
-from kgc.model.cluster_group import ClusterGroupModel
+from kgc.model.classic.cluster_group import ClusterGroupModel
 
 from tests.faults.test_coordinator_failover import SESSION_MS, VI, answer, explained, scenario
 
@@ -129,7 +129,7 @@ def test_a_new_group_is_described_only_once_its_creation_is_committed(
 def test_a_write_no_follower_can_commit_is_answered_at_its_timeout(
     kraft3: Any, kraft_nemesis: Any, kgc_group_id: str, kgc_topic: str, say: Any
 ) -> None:
-    """Rule 7 of ``model/cluster_group.py``, made certain: both followers of the group's
+    """Rule 7 of ``model/classic/cluster_group.py``, made certain: both followers of the group's
     partition are paused, so nothing the coordinator writes can commit (and with two of the three
     controllers paused nobody shrinks the ISR). c1's Heartbeat, a write operation waiting for the
     group's creation record, is answered ``COORDINATOR_NOT_AVAILABLE`` when

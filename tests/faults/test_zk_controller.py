@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 import pytest
-from kgc.conformance import probe
-from kgc.conformance.controlplane import BrokerEndpoint, read_zk_controller, update_metadata
+from kgc.conformance.faults.controlplane import BrokerEndpoint, read_zk_controller, update_metadata
+from kgc.conformance.wire import probe
 from kgc.model.controller import (
     ControlResult,
     ZkControllerRules,

@@ -20,8 +20,8 @@ contract.
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.client import join_group
-from kgc.conformance.session import description_of
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.wire.client import join_group
 
 REBALANCE_MS = 1000
 MARGIN_MS = 3000

@@ -31,8 +31,8 @@ test_sticky_eager_leave_and_join``, 100 ms polls):
    thrown away, so its sticky user data held no previous assignment. The assignor moved one of
    its partitions, and the harness's stickiness check failed.
 
-``conformance/real_clients.py`` now waits for metadata before the first poll. It lets every join
-finish inside one call, and reports a dropped join as an error that names this file.
+``conformance/drivers/real_clients.py`` now waits for metadata before the first poll. It lets every
+join finish inside one call, and reports a dropped join as an error that names this file.
 
 The tests here reproduce each defect on purpose:
 

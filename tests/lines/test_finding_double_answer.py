@@ -24,8 +24,8 @@ this test holds the broker to it, as a strict xfail on the lines that break it.
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.broker import EmbeddedKafka
-from kgc.conformance.suite import replay_with_own_client
+from kgc.conformance.brokers.embedded import EmbeddedKafka
+from kgc.conformance.drivers.suite import replay_with_own_client
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed
 from test_release_line_switches import ONLY_C1, _join, _judged_by, _scripted, _sync

@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 
 import pytest
-from kgc.conformance.broker import EmbeddedKafka
-from kgc.conformance.suite import replay_with_own_client
+from kgc.conformance.brokers.embedded import EmbeddedKafka
+from kgc.conformance.drivers.suite import replay_with_own_client
 from kgc.engine.traces import load
 
 DATA = Path(__file__).parent / "data"

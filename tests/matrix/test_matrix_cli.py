@@ -134,7 +134,7 @@ def test_broker_start_launches_an_implementation_detached(tmp_path: Path) -> Non
     assert started.returncode == 0, started.stderr
     bootstrap = started.stdout.strip()
     try:
-        from kgc.conformance import probe
+        from kgc.conformance.wire import probe
 
         host, port = bootstrap.rsplit(":", 1)
         assert 11 in probe.api_versions(host, int(port), 5.0).api_keys  # JoinGroup: it serves

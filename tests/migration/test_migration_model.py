@@ -1,6 +1,6 @@
-"""The mixed-protocol model (``model/migration.py``) on small hand-written histories, one crossing
-rule each, with what Apache Kafka 4.3.1's ``GroupMetadataManager`` does there (cited per test).
-The broker half is ``tests/differential/test_migration_differential.py``."""
+"""The mixed-protocol model (``model/consumer/migration.py``) on small hand-written histories, one
+crossing rule each, with what Apache Kafka 4.3.1's ``GroupMetadataManager`` does there (cited per
+test). The broker half is ``tests/differential/test_migration_differential.py``."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from kgc.model.commands import (
     TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.model.consumer_group import ConsumerGroupConfig
-from kgc.model.migration import MigratingGroupModel, MigrationConfig, MixedState
+from kgc.model.consumer.group import ConsumerGroupConfig
+from kgc.model.consumer.migration import MigratingGroupModel, MigrationConfig, MixedState
 from kgc.model.profiles import GroupConfig
 
 T = "t"

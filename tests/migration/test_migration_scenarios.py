@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 import pytest
-from kgc.conformance.session import description_of
-from kgc.conformance.suite import migration_workload
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import migration_workload
 from kgc.engine.loop import Engine
 from kgc.model.client_view import simple_commit, subscription
 from kgc.model.commands import (

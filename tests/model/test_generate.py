@@ -1,12 +1,13 @@
-"""``model/generate.py``: synthetic histories are deterministic, time-ordered and complete."""
+"""``model/classic/generate.py``: synthetic histories are deterministic, time-ordered and
+complete."""
 
 from __future__ import annotations
 
 import json
 
 from kgc.model import ClassicGroupModel, GroupConfig
+from kgc.model.classic.generate import DeliveryPolicy, generate
 from kgc.model.commands import Tick
-from kgc.model.generate import DeliveryPolicy, generate
 from kgc.model.history import Invoke, Quiet, Receive, event_to_json
 from model_harness import heartbeat, join, sync
 

@@ -1,4 +1,5 @@
-"""JoinGroup rules (model/join.py, model/rebalance.py): one short timeline per rule."""
+"""JoinGroup rules (model/classic/join.py, model/classic/rebalance.py): one short timeline per
+rule."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""LeaveGroup, OffsetCommit/OffsetFetch and DescribeGroups rules (model/leave.py, offsets.py,
-describe.py)."""
+"""LeaveGroup, OffsetCommit/OffsetFetch and DescribeGroups rules (model/classic/leave.py,
+offsets.py, describe.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Heartbeats, session expiry, delayed operations (model/heartbeat.py, model/rebalance.py)."""
+"""Heartbeats, session expiry, delayed operations (model/classic/heartbeat.py,
+model/classic/rebalance.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Explicit nondeterminism: timer tolerance windows, concurrent request order, and the checker's
-state set over the model (model/group.py, model/checker.py)."""
+state set over the model (model/classic/group.py, model/checker.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from kgc.model import ClassicGroupModel, GroupConfig
 from kgc.model.checker import Checker, CheckerConfig
+from kgc.model.classic.generate import generate
 from kgc.model.commands import HeartbeatResponse, JoinedMember, JoinGroupResponse, Tick
-from kgc.model.generate import generate
 from kgc.model.history import Invoke, Quiet, Receive
 from model_harness import Sim, heartbeat, join, stable_group
 
@@ -190,7 +190,7 @@ def test_a_heartbeat_set_with_the_join_timer_fires_first_on_4x_as_recorded() -> 
     join timer due at the same instant (``Profile.one_coordinator_timer``); in the old order (the
     join phase first, keeping the static c1) it rejects the broker's answer."""
     from kgc.engine.registry import build
-    from kgc.model.group import HEARTBEAT, JOIN
+    from kgc.model.classic.group import HEARTBEAT, JOIN
 
     class JoinFirst(ClassicGroupModel):
         def next_timer(self, state):  # noqa: ANN001, ANN202

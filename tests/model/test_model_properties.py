@@ -29,6 +29,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from kgc.model import KAFKA_3_9, KAFKA_4_X, ClassicGroupModel, GroupConfig, GroupState
 from kgc.model.checker import Checker, CheckerConfig
+from kgc.model.classic.generate import generate
+from kgc.model.classic.state import state_from_json, state_to_json
 from kgc.model.commands import (
     Assignment,
     Command,
@@ -48,9 +50,7 @@ from kgc.model.commands import (
     TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.model.generate import generate
 from kgc.model.history import event_from_json, event_to_json
-from kgc.model.state import state_from_json, state_to_json
 
 CLIENTS = ("c1", "c2", "c3", "c4")
 INSTANCES = (None, None, None, "i1", "i2")
@@ -308,7 +308,7 @@ def test_serialised_history_replays_to_identical_states(data: st.DataObject, is_
 def test_walk_catches_a_model_that_accepts_stale_commits(monkeypatch: pytest.MonkeyPatch) -> None:
     # A deliberately broken model (OffsetCommit no longer fenced by generation) must fail the
     # properties above: proof that they can fail.
-    import kgc.model.offsets as offsets
+    import kgc.model.classic.offsets as offsets
 
     real = offsets._validate
 

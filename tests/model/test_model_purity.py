@@ -42,12 +42,16 @@ print(json.dumps({"loaded": loaded, "stdlib": sorted(sys.stdlib_module_names)}))
 
 
 def _model_modules() -> list[str]:
-    return sorted(f"kgc.model.{p.stem}" for p in MODEL_DIR.glob("*.py") if p.stem != "__init__")
+    return sorted(
+        "kgc.model." + ".".join(p.relative_to(MODEL_DIR).with_suffix("").parts)
+        for p in MODEL_DIR.rglob("*.py")
+        if p.stem != "__init__"
+    )
 
 
 def test_model_modules_load_only_stdlib_and_themselves() -> None:
     names = _model_modules()
-    assert "kgc.model.group" in names and len(names) >= 10
+    assert "kgc.model.classic.group" in names and len(names) >= 10
     code = f"NAMES = {names!r}\n{PROBE}"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     report = json.loads(out.stdout)
@@ -67,7 +71,7 @@ def test_model_modules_do_not_import_impure_stdlib_modules_directly() -> None:
     import ast
 
     bad = {}
-    for path in sorted(MODEL_DIR.glob("*.py")):
+    for path in sorted(MODEL_DIR.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names: list[str] = []
@@ -77,7 +81,7 @@ def test_model_modules_do_not_import_impure_stdlib_modules_directly() -> None:
                 names = [node.module]
             hits = [n for n in names if n.split(".")[0] in IMPURE]
             if hits:
-                bad.setdefault(path.name, []).extend(hits)
+                bad.setdefault(str(path.relative_to(MODEL_DIR)), []).extend(hits)
     assert bad == {}, f"impure imports in model/: {bad}"
 
 

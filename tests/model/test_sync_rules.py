@@ -1,4 +1,4 @@
-"""SyncGroup rules (model/sync.py) and the sync deadline (model/rebalance.py)."""
+"""SyncGroup rules (model/classic/sync.py) and the sync deadline (model/classic/rebalance.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """The CI report, as a person sees it: built from traces RECORDED against real brokers.
 
 ``make test`` runs the differential suite against Kafka 4.3.1 and again against 3.9.2, both with
-``--kgc-record build/kgc-ci/corpus`` (every executed example's trace, ``conformance/suite.py``),
-then ``kgc report build/kgc-ci/corpus --out build/kgc-ci/report``, then this file, named
-explicitly, with ``KGC_CI_CORPUS``, ``KGC_CI_REPORT`` and ``KGC_CI_VERSIONS="4.3.1 3.9.2"`` set.
+``--kgc-record build/kgc-ci/corpus`` (every executed example's trace,
+``conformance/drivers/suite.py``), then ``kgc report build/kgc-ci/corpus --out
+build/kgc-ci/report``, then this file, named explicitly, with ``KGC_CI_CORPUS``, ``KGC_CI_REPORT``
+and ``KGC_CI_VERSIONS="4.3.1 3.9.2"`` set.
 
 It holds that report to the corpus it was built from: one matrix row per expected Kafka version,
 every recorded trace of that version in the report, re-checked by the model with the verdict the

@@ -254,8 +254,8 @@ def own_broker(kgc_broker):
     reloads the partition, answering COORDINATOR_LOAD_IN_PROGRESS meanwhile to every group on it.
     On the shared session broker that reached unrelated tests minutes later (three CI runs, a
     different test each time), so the planted record goes into a cluster nothing else uses."""
-    from kgc.conformance.broker import EmbeddedKafka
-    from kgc.conformance.client import Cluster
+    from kgc.conformance.brokers.embedded import EmbeddedKafka
+    from kgc.conformance.wire.client import Cluster
 
     d = kgc_broker.describe()
     with EmbeddedKafka(version=d["version"], mode=d["mode"]) as broker:

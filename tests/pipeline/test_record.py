@@ -22,7 +22,7 @@ def _trace(seed: int):
 
 
 def test_a_recorded_trace_lands_in_the_corpus_layout_and_reads_back(tmp_path):
-    from kgc.conformance.suite import record_trace
+    from kgc.conformance.drivers.suite import record_trace
     from kgc.engine.traces import load
     from kgc.pipeline.convert import parse_file
 
@@ -50,7 +50,7 @@ def test_a_recorded_trace_lands_in_the_corpus_layout_and_reads_back(tmp_path):
 
 
 def test_recording_never_replaces_a_different_file(tmp_path):
-    from kgc.conformance.suite import record_trace
+    from kgc.conformance.drivers.suite import record_trace
 
     trace = _trace(8)
     first = record_trace(trace, tmp_path)
@@ -66,7 +66,7 @@ def test_recording_never_replaces_a_different_file(tmp_path):
 
 
 def test_unsafe_target_names_make_safe_folder_names(tmp_path):
-    from kgc.conformance.suite import record_trace
+    from kgc.conformance.drivers.suite import record_trace
 
     trace = _trace(10)
     trace.manifest["target"] = {**trace.manifest["target"], "implementation": "../x y/(z)"}
@@ -76,7 +76,7 @@ def test_unsafe_target_names_make_safe_folder_names(tmp_path):
 
 
 def test_a_record_folder_that_is_a_file_is_refused_before_any_broker_starts(tmp_path):
-    from kgc.conformance.suite import RecordError, prepare_record_dir
+    from kgc.conformance.drivers.suite import RecordError, prepare_record_dir
 
     saved = tmp_path / "mine.txt"
     saved.write_text("a user's file\n")

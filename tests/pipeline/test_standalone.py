@@ -36,8 +36,9 @@ def _state(webui: int) -> dict[str, Any]:
 
 def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     """Start a daemon that dies with this process even if it is SIGKILLed: the embedded broker's
-    PDEATHSIG launcher and spawner thread (``conformance/broker.py``), then our own cleanup."""
-    from kgc.conformance.broker import _spawner, _with_pdeathsig
+    PDEATHSIG launcher and spawner thread (``conformance/brokers/embedded.py``), then our own
+    cleanup."""
+    from kgc.conformance.brokers.embedded import _spawner, _with_pdeathsig
 
     def spawn() -> subprocess.Popen[bytes]:
         with open(log, "wb") as out:
@@ -55,7 +56,7 @@ def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory) -> Iterator[dict[str, Any]]:
-    from kgc.conformance.broker import free_ports
+    from kgc.conformance.brokers.embedded import free_ports
 
     home = _spark_home()
     work = tmp_path_factory.mktemp("standalone")
@@ -149,7 +150,7 @@ def test_report_job_on_a_two_worker_cluster(cluster, tmp_path):
         "--out",
         str(out),
     ]
-    from kgc.conformance.broker import _with_pdeathsig  # the driver dies with us too
+    from kgc.conformance.brokers.embedded import _with_pdeathsig  # the driver dies with us too
 
     proc = subprocess.run(
         _with_pdeathsig(cmd), env=cluster["env"], capture_output=True, text=True, timeout=900

@@ -13,7 +13,7 @@ import statistics
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from kgc.conformance.suite import hypothesis_settings
+from kgc.conformance.drivers.suite import hypothesis_settings
 from kgc.engine.coverage import summarise
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget

@@ -7,7 +7,8 @@ counterexample to the few steps that matter.
   accepted before. The real rules keep it; a variant that accepts stale epochs breaks it, and the
   shrunk sequence is the zombie story: elect, pause, expire, elect another, tell a broker, resume,
   the zombie talks.
-* Coordinator failover: the correct :class:`~kgc.model.cluster_group.ClusterGroupModel` plays the
+* Coordinator failover: the correct :class:`~kgc.model.classic.cluster_group.ClusterGroupModel`
+plays the
   broker (answering as a real coordinator would once loaded) for a Stable group and two consumers
   that rediscover the coordinator as Kafka's clients do, and produces a history; the checker folds
   it with the variant ``failover-forgets-generation`` (a new coordinator loads the group at
@@ -25,7 +26,7 @@ from hypothesis import HealthCheck, find, given, settings, target
 from hypothesis import strategies as st
 from kgc.engine.broken import broken
 from kgc.model.checker import check
-from kgc.model.cluster_group import ClusterGroupModel, ClusterGroupState
+from kgc.model.classic.cluster_group import ClusterGroupModel, ClusterGroupState
 from kgc.model.commands import (
     Assignment,
     DescribeGroups,

@@ -1,4 +1,5 @@
-"""The command-deletion pass (``conformance/minimize.py``) drops what a failure does not need.
+"""The command-deletion pass (``conformance/drivers/minimize.py``) drops what a failure does not
+need.
 
 No broker: the target is the unbroken model (``_KafkaLike`` from the search-reach test) and the
 checker holds it to the ``generation-not-bumped`` variant. A failing sequence the quality search
@@ -15,8 +16,8 @@ from typing import Any
 
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from kgc.conformance.minimize import diverging_request, minimize
-from kgc.conformance.suite import hypothesis_settings
+from kgc.conformance.drivers.minimize import diverging_request, minimize
+from kgc.conformance.drivers.suite import hypothesis_settings
 from kgc.engine.broken import broken
 from kgc.engine.loop import Engine
 from kgc.engine.registry import build

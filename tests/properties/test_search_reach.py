@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from kgc.conformance.suite import hypothesis_settings
+from kgc.conformance.drivers.suite import hypothesis_settings
 from kgc.engine.broken import VARIANTS, broken, real_model
 from kgc.engine.registry import build
 from kgc.engine.target import ModelTarget

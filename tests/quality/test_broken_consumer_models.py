@@ -9,9 +9,9 @@ protocol."""
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.client import Cluster
-from kgc.conformance.session import description_of
-from kgc.conformance.suite import replay_on_broker, run_suite
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import replay_on_broker, run_suite
+from kgc.conformance.wire.client import Cluster
 from kgc.engine.broken import CONSUMER_VARIANTS, MIGRATION_VARIANTS, broken
 from kgc.engine.traces import load, render
 

@@ -7,15 +7,15 @@ broker with the variant still in force, must fail again at the same request. Wit
 same replay passes, which shows the failure is the planted bug and not the broker or timing.
 
 Shrinking against a live broker is bounded (``shrink_budget_s``) so the whole module fits in CI, and
-followed by the command-deletion pass (``conformance/minimize.py``, ``minimize_budget_s``).
+followed by the command-deletion pass (``conformance/drivers/minimize.py``, ``minimize_budget_s``).
 """
 
 from __future__ import annotations
 
 import pytest
-from kgc.conformance.client import Cluster
-from kgc.conformance.session import description_of
-from kgc.conformance.suite import replay_on_broker, run_suite
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import replay_on_broker, run_suite
+from kgc.conformance.wire.client import Cluster
 from kgc.engine.broken import broken
 from kgc.engine.traces import load, render
 from kgc.model.history import Invoke, Receive

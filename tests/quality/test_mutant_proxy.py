@@ -1,4 +1,4 @@
-"""The mutating proxy (``conformance/mutant_proxy.py``) is a fair broker until a mutant is set.
+"""The mutating proxy (``conformance/mutants/proxy.py``) is a fair broker until a mutant is set.
 
 Without a mutant, the default search through the proxy passes: the proxy itself adds no
 divergence, and every client really went through it (Metadata and FindCoordinator name the
@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kgc.conformance.mutant_proxy import MutantProxy
-from kgc.conformance.mutants import BY_NAME
-from kgc.conformance.session import description_of, open_broker
-from kgc.conformance.suite import replay_with_own_client, run_suite
+from kgc.conformance.brokers.session import description_of, open_broker
+from kgc.conformance.drivers.suite import replay_with_own_client, run_suite
+from kgc.conformance.mutants.catalogue import BY_NAME
+from kgc.conformance.mutants.proxy import MutantProxy
 from kgc.engine.traces import load
 
 MUTANT = BY_NAME["join-generation-slips"]

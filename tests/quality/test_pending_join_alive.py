@@ -22,10 +22,10 @@ import json
 import secrets
 
 import pytest
-from kgc.conformance.broker_target import BrokerTarget
-from kgc.conformance.brokerconfig import facts
-from kgc.conformance.client import Cluster
-from kgc.conformance.session import description_of
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.wire.broker_target import BrokerTarget
+from kgc.conformance.wire.brokerconfig import facts
+from kgc.conformance.wire.client import Cluster
 from kgc.engine.broken import broken
 from kgc.engine.loop import Engine
 from kgc.engine.registry import build, model_manifest

@@ -1,6 +1,6 @@
 """A leader that gives one partition to two members, sent through a real broker: the coordinator
 relays it (it never reads assignments), and the Z3 check of the decoded DescribeGroups answer
-names the partition and both members. Raw protocol (``kgc.conformance.client``), no consumer
+names the partition and both members. Raw protocol (``kgc.conformance.wire.client``), no consumer
 library, so the bad assignment is exactly what the test wrote."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import time
 from typing import Any
 
 import pytest
-from kgc.conformance import client as kc
-from kgc.conformance.real_clients import (
+from kgc.conformance.drivers.real_clients import (
     decode_member_assignment,
     decode_member_subscription,
     encode_consumer_assignment,
     encode_consumer_subscription,
 )
+from kgc.conformance.wire import client as kc
 from kgc.properties.assignment_z3 import Verdict, check_generation
 
 pytestmark = pytest.mark.broker

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kgc.conformance.real_clients import RealGroup
-from kgc.conformance.session import description_of
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.real_clients import RealGroup
 
 pytestmark = pytest.mark.broker
 LIB = "confluent-kafka-848"

@@ -2,14 +2,14 @@
 broker, driven through joins, leaves, crashes (SIGKILL) and stalls (SIGSTOP) past the session
 timeout. Every Stable generation is checked with Z3 (``assignment_z3``), range and round robin
 against the model's assignors, membership against what the scenario expects, and the consumers'
-own ownership intervals for double ownership (``conformance/real_clients.py``)."""
+own ownership intervals for double ownership (``conformance/drivers/real_clients.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from kgc.conformance.real_clients import RealGroup, Verification
+from kgc.conformance.drivers.real_clients import RealGroup, Verification
 
 pytestmark = pytest.mark.broker
 

@@ -11,8 +11,8 @@ import time
 
 import pytest
 from kafka.protocol.consumer.group import JoinGroupRequest
-from kgc.conformance import client as kc
-from kgc.conformance import wire
+from kgc.conformance.wire import client as kc
+from kgc.conformance.wire import encoding as wire
 from kgc.model import commands as m
 
 SESSION_MS = 10_000

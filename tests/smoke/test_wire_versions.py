@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from kgc.conformance import client as kc
-from kgc.conformance import wire
+from kgc.conformance.wire import client as kc
+from kgc.conformance.wire import encoding as wire
 from kgc.model import commands as m
 
 WAIT_S = 20.0

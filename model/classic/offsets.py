@@ -1,0 +1,165 @@
+"""OffsetCommit and OffsetFetch: commits fenced by generation and member; simple commits.
+
+Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
+``OffsetMetadataManager.validateOffsetCommit`` / ``commitOffset`` / ``fetchOffsets`` /
+``fetchAllOffsets`` and ``ClassicGroup.validateOffsetCommit``;
+3.9 ``KafkaApis.handleOffsetCommitRequest`` / ``GroupCoordinator.handleCommitOffsets`` /
+``validateOffsetCommit`` / ``doCommitOffsets`` / ``handleFetchOffsets``):
+
+1. Partitions of unknown topics or beyond a topic's partition count are answered
+   ``UNKNOWN_TOPIC_OR_PARTITION`` by the broker before the coordinator sees the request (only when
+   ``GroupConfig.topics`` says which topics exist).
+2. Group-level validation, whose error goes to every remaining partition:
+   no such group: generation < 0 creates a *simple* group (Empty, no protocol type) and commits;
+   generation >= 0 is ``ILLEGAL_GENERATION`` (4.x v9+: ``GROUP_ID_NOT_FOUND``).
+   Existing group: generation < 0 in Empty commits; otherwise, if a generation >= 0, a member id or
+   an instance id is given: member validation (``FENCED_INSTANCE_ID`` / ``UNKNOWN_MEMBER_ID``), then
+   ``ILLEGAL_GENERATION`` unless the generation is the group's; with none of them, a non-Empty group
+   refuses with ``UNKNOWN_MEMBER_ID``. A valid member's commit in CompletingRebalance is
+   ``REBALANCE_IN_PROGRESS``; in Stable and PreparingRebalance it commits and restarts the member's
+   session timer (the previous generation may still commit while the group prepares a rebalance).
+3. Per partition: metadata longer than ``offset.metadata.max.bytes`` is
+   ``OFFSET_METADATA_TOO_LARGE`` (the others still commit); else the offset is stored (``NONE``).
+4. OffsetFetch answers every asked partition with its committed offset and metadata, or -1 and
+   ``""`` if none — whatever the group's state, also for a group that does not exist. An empty
+   partition list (v2+) means every committed partition.
+"""
+
+from __future__ import annotations
+
+from kgc.model.classic.join import validate_member
+from kgc.model.classic.rebalance import reschedule_heartbeat
+from kgc.model.classic.state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    CommittedOffset,
+)
+from kgc.model.classic.txn import Txn
+from kgc.model.commands import (
+    NO_MEMBER_ID,
+    FetchedOffset,
+    OffsetCommit,
+    OffsetCommitResponse,
+    OffsetFetch,
+    OffsetFetchResponse,
+    PartitionError,
+)
+from kgc.model.errors import (
+    GROUP_ID_NOT_FOUND,
+    ILLEGAL_GENERATION,
+    NONE,
+    OFFSET_METADATA_TOO_LARGE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
+
+
+def _partition_exists(tx: Txn, topic: str, partition: int) -> bool:
+    topics = tx.config.topics
+    if topics is None:
+        return True
+    for name, count in topics:
+        if name == topic:
+            return 0 <= partition < count
+    return False
+
+
+def _validate(
+    tx: Txn, cmd: OffsetCommit, generation: int, member_id: str, instance: str | None
+) -> str | None:
+    simple_first = tx.profile.simple_commit_checked_first
+    if not tx.exists:
+        if generation < 0:
+            tx.exists = True  # a simple group: Empty, generation 0, no protocol type
+            if simple_first:
+                return None
+        else:
+            if cmd.version >= 9 and tx.profile.commit_missing_group_v9_group_id_not_found:
+                return GROUP_ID_NOT_FOUND
+            return ILLEGAL_GENERATION
+    if generation < 0 and tx.state == EMPTY and simple_first:
+        return None
+    if tx.state == COMPLETING_REBALANCE and tx.profile.commit_completing_rebalance_first:
+        return REBALANCE_IN_PROGRESS
+    if generation >= 0 or member_id != NO_MEMBER_ID or instance is not None:
+        error = validate_member(tx, member_id, instance)
+        if error is not None:
+            return error
+        if generation != tx.generation_id:
+            return ILLEGAL_GENERATION
+    elif tx.state != EMPTY:
+        return UNKNOWN_MEMBER_ID
+    if tx.state == COMPLETING_REBALANCE:
+        return REBALANCE_IN_PROGRESS
+    return None
+
+
+def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
+    v = cmd.version
+    generation = cmd.generation_id if v >= 1 else -1
+    member_id = cmd.member_id if v >= 1 else NO_MEMBER_ID
+    instance = cmd.group_instance_id if v >= 7 else None
+    results: list[PartitionError] = []
+    valid = []
+    for o in cmd.offsets:
+        if _partition_exists(tx, o.topic, o.partition):
+            valid.append(o)
+        else:
+            results.append(
+                PartitionError(
+                    topic=o.topic, partition=o.partition, error=UNKNOWN_TOPIC_OR_PARTITION
+                )
+            )
+    if valid:
+        error = _validate(tx, cmd, generation, member_id, instance)
+        if error is not None:
+            results.extend(
+                PartitionError(topic=o.topic, partition=o.partition, error=error) for o in valid
+            )
+        else:
+            if tx.state in (STABLE, PREPARING_REBALANCE) and member_id in tx.members:
+                reschedule_heartbeat(tx, member_id)
+            stored = tx.offsets_dict()
+            limit = tx.config.offset_metadata_max_bytes
+            for o in valid:
+                if len(o.metadata) > limit:
+                    results.append(
+                        PartitionError(
+                            topic=o.topic, partition=o.partition, error=OFFSET_METADATA_TOO_LARGE
+                        )
+                    )
+                else:
+                    stored[(o.topic, o.partition)] = CommittedOffset(
+                        topic=o.topic, partition=o.partition, offset=o.offset, metadata=o.metadata
+                    )
+                    results.append(PartitionError(topic=o.topic, partition=o.partition, error=NONE))
+    results.sort(key=lambda r: (r.topic, r.partition))
+    tx.respond(request_id, OffsetCommitResponse(partitions=tuple(results)))
+
+
+def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
+    stored = tx.offsets_dict()
+    out: list[FetchedOffset] = []
+    if cmd.partitions:
+        for tp in cmd.partitions:
+            c = stored.get((tp.topic, tp.partition))
+            if c is None:
+                out.append(FetchedOffset(topic=tp.topic, partition=tp.partition, offset=-1))
+            else:
+                out.append(
+                    FetchedOffset(
+                        topic=c.topic, partition=c.partition, offset=c.offset, metadata=c.metadata
+                    )
+                )
+    else:
+        out = [
+            FetchedOffset(
+                topic=c.topic, partition=c.partition, offset=c.offset, metadata=c.metadata
+            )
+            for c in stored.values()
+        ]
+    out.sort(key=lambda f: (f.topic, f.partition))
+    tx.respond(request_id, OffsetFetchResponse(error=NONE, partitions=tuple(out)))
