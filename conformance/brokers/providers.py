@@ -23,9 +23,9 @@ from kgc.conformance.errors import (
 )
 from kgc.conformance.wire import probe
 from kgc.conformance.wire.client import parse_bootstrap
+from kgc.model.apis import KEYS
 
 REACH_TIMEOUT_S = 5.0
-LEADER_AND_ISR_KEY = 4  # ApiKeys.LEADER_AND_ISR, listener type ZK_BROKER only
 
 
 @runtime_checkable
@@ -146,7 +146,7 @@ class ExternalKafka(_NoFaults):
         # Apache Kafka may list neither: then the mode is unknown, not ZooKeeper.
         if probe.DESCRIBE_QUORUM_KEY in versions.api_keys:
             info["mode"] = "kraft"
-        elif LEADER_AND_ISR_KEY in versions.api_keys:
+        elif KEYS["LeaderAndIsr"] in versions.api_keys:
             info["mode"] = "zookeeper"
         else:
             info["mode"] = "unknown"

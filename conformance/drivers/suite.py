@@ -55,6 +55,7 @@ from kgc.conformance.errors import KgcError
 from kgc.engine.loop import EngineConfig
 from kgc.engine.replay import Replay, replay, topic_of
 from kgc.engine.traces import Trace, save, save_failure
+from kgc.model.apis import CONSUMER_GROUP_APIS, OFFSET_APIS, keys_of
 from kgc.model.checker import CheckerConfig, Model
 from kgc.model.history import Fault
 from kgc.properties.machine import (
@@ -465,9 +466,9 @@ def run_suite(
     return result
 
 
-CONSUMER_API_KEYS = {"ConsumerGroupHeartbeat": 68, "ConsumerGroupDescribe": 69}
+CONSUMER_API_KEYS = keys_of(CONSUMER_GROUP_APIS)
 CONSUMER_SPEC_VERSIONS = (0, 1)  # what Kafka's message specs (and so kgc) can encode
-OFFSET_API_KEYS = {"OffsetCommit": 8, "OffsetFetch": 9}
+OFFSET_API_KEYS = keys_of(OFFSET_APIS)
 CONSUMER_OFFSET_VERSIONS = (8, 9, 10)
 
 

@@ -39,6 +39,7 @@ from kafka.protocol.consumer.group import (
 )
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorResponse
 from kafka.protocol.metadata.metadata import MetadataResponse
+from kgc.model.apis import KEYS
 
 RESPONSES: dict[int, Any] = {
     c.API_KEY: c
@@ -55,7 +56,7 @@ RESPONSES: dict[int, Any] = {
     )
 }
 API_NAMES = {key: cls.__name__.removesuffix("Response") for key, cls in RESPONSES.items()}
-API_VERSIONS_KEY = 18
+API_VERSIONS_KEY = KEYS["ApiVersions"]
 
 DROP = object()  # a mutant's verdict: this answer never reaches the client
 

@@ -17,13 +17,12 @@ from kafka.protocol.admin.configs import DescribeConfigsRequest, DescribeConfigs
 from kgc.conformance.errors import KgcError
 from kgc.conformance.wire.client import ClientError, Cluster, error_name, join_group
 from kgc.engine.registry import CONSUMER_SETTINGS, SETTINGS
+from kgc.model.apis import KEYS
 from kgc.model.consumer.group import ConsumerGroupConfig
 from kgc.model.errors import INVALID_SESSION_TIMEOUT, MEMBER_ID_REQUIRED, NONE
 from kgc.model.profiles import GroupConfig
 
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
-DESCRIBE_CONFIGS_KEY = 32
-JOIN_GROUP_KEY = 11
 
 GROUP_SETTINGS = (
     "group.min.session.timeout.ms",
@@ -162,7 +161,7 @@ def probe_session_bounds(cluster: Cluster) -> tuple[int, int] | None:
     group_id = f"kgc-probe-{secrets.token_hex(4)}"
     node = cluster.find_coordinator(group_id).node_id
     conn = cluster.connection(node)
-    top = (conn.broker_versions or {}).get(JOIN_GROUP_KEY, (0, -1))[1]
+    top = (conn.broker_versions or {}).get(KEYS["JoinGroup"], (0, -1))[1]
     version = min(top, 5)
     if version < 4:
         return None
@@ -225,7 +224,7 @@ def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, An
     notes: list[str] = []
     read: dict[str, int] = {}
     advertised = cluster.connection(_first_node(cluster)).broker_versions or {}
-    if DESCRIBE_CONFIGS_KEY not in advertised:
+    if KEYS["DescribeConfigs"] not in advertised:
         notes.append("DescribeConfigs: not offered by the broker")
     else:
         try:

@@ -62,6 +62,7 @@ from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersions
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
 from kgc.conformance.errors import BrokerConfigError
+from kgc.model.apis import KEYS
 from kgc.model.errors import NAMES, NONE, ROUTING_ERRORS, TOPIC_ALREADY_EXISTS, UNSUPPORTED_VERSION
 
 __all__ = [
@@ -97,7 +98,6 @@ __all__ = [
 CLIENT_SOFTWARE_NAME = "kgc"
 CLIENT_SOFTWARE_VERSION = "0.1.0"
 DEFAULT_TIMEOUT_S = 30.0
-_API_VERSIONS_KEY = 18
 _MAX_FRAME_BYTES = 100 * 1024 * 1024
 
 # ------------------------------------------------------------------------------------ error names
@@ -425,7 +425,7 @@ class Connection:
                 return
             if error_name(resp.error_code) != UNSUPPORTED_VERSION:
                 raise ClientError(f"ApiVersions v{version} failed: {error_name(resp.error_code)}")
-            named = ranges.get(_API_VERSIONS_KEY, (0, version - 1))[1]
+            named = ranges.get(KEYS["ApiVersions"], (0, version - 1))[1]
             version = min(ApiVersionsResponse.max_version, named, version - 1)
         tried_text = ", ".join(f"v{v}" for v in tried)
         raise UnsupportedVersionError(f"{self}: broker rejected ApiVersions {tried_text}")
@@ -1022,10 +1022,6 @@ def create_topics(
 # ---------------------------------------------------------------------------------- cluster view
 
 
-_DESCRIBE_GROUPS_KEY = 15
-_CREATE_TOPICS_KEY = 19
-
-
 def _unsupported_api_versions(handle: Handle, payload: bytes) -> Any:
     """An ApiVersions answer that does not decode at the version asked but carries
     ``UNSUPPORTED_VERSION`` (the error code follows the correlation id in every layout): Kafka
@@ -1218,7 +1214,7 @@ class Cluster:
         """Create a topic (``TOPIC_ALREADY_EXISTS`` is fine) and wait until every partition has a
         leader in Metadata."""
         conn = self._any_connection()
-        if _CREATE_TOPICS_KEY in (conn.broker_versions or {}):
+        if KEYS["CreateTopics"] in (conn.broker_versions or {}):
             handle = create_topics(conn, [(name, partitions, replication_factor)])
             for t in self._request(conn, handle).topics:
                 err = error_name(t.error_code)
@@ -1309,7 +1305,7 @@ class Cluster:
             remaining = max(0.1, deadline - time.monotonic())
             node_id = self.find_coordinator(group_id, timeout_s=remaining).node_id
             conn = self.connection(node_id)
-            if _DESCRIBE_GROUPS_KEY not in (conn.broker_versions or {}):
+            if KEYS["DescribeGroups"] not in (conn.broker_versions or {}):
                 return node_id  # no DescribeGroups to ask with: FindCoordinator's word it is
             resp = self._request(conn, describe_groups(conn, [group_id]))
             error = error_name(resp.groups[0].error_code)

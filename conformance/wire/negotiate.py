@@ -16,20 +16,12 @@ from dataclasses import dataclass
 
 from kgc.conformance.wire.client import Cluster
 from kgc.conformance.wire.encoding import REQUEST_CLASSES
+from kgc.model.apis import CLASSIC_GROUP_APIS, keys_of
 from kgc.model.profiles import Profile
 from kgc.properties.machine import DEFAULT_VERSIONS
 
-# the group request types the suite sends, by api key (Kafka's ApiKeys)
-API_KEYS: dict[str, int] = {
-    "OffsetCommit": 8,
-    "OffsetFetch": 9,
-    "FindCoordinator": 10,
-    "JoinGroup": 11,
-    "Heartbeat": 12,
-    "LeaveGroup": 13,
-    "SyncGroup": 14,
-    "DescribeGroups": 15,
-}
+# the classic group request types the suite sends, by api key (Kafka's ApiKeys, model/apis.py)
+API_KEYS: dict[str, int] = keys_of(CLASSIC_GROUP_APIS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,10 +22,9 @@ from kafka.protocol.metadata import (
     MetadataRequest,
     MetadataResponse,
 )
+from kgc.model.apis import KEYS
 
-API_VERSIONS_KEY = 18
-METADATA_KEY = 3
-DESCRIBE_QUORUM_KEY = 55
+DESCRIBE_QUORUM_KEY = KEYS["DescribeQuorum"]  # its presence tells a KRaft broker
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
 UNSUPPORTED_VERSION_CODE = 35
 
@@ -160,7 +159,7 @@ def _api_versions_on(sock: socket.socket) -> ApiVersionsInfo:
 
 
 def _metadata_on(sock: socket.socket, versions: ApiVersionsInfo) -> MetadataInfo:
-    v = versions.max_version(METADATA_KEY, min(12, MetadataRequest.max_version))
+    v = versions.max_version(KEYS["Metadata"], min(12, MetadataRequest.max_version))
     req = MetadataRequest(topics=[], allow_auto_topic_creation=False)
     resp = round_trip(sock, req, MetadataResponse, v)
     brokers = tuple(
@@ -230,8 +229,6 @@ def describe_quorum(host: str, port: int, timeout_s: float = 2.0) -> QuorumInfo:
 
 # ------------------------------------------------------------------ group coordinator readiness
 
-FIND_COORDINATOR_KEY = 10
-DESCRIBE_GROUPS_KEY = 15
 _LOADED_CODES = (0, 69)  # NONE, GROUP_ID_NOT_FOUND (newer coordinators, for an unknown group)
 _RETRIABLE_CODES = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
 
@@ -276,7 +273,9 @@ def group_coordinators_loaded(
 
     def find(sock: socket.socket) -> dict[tuple[str, int], list[str]] | None:
         versions = _api_versions_on(sock)
-        v = versions.max_version(FIND_COORDINATOR_KEY, min(4, FindCoordinatorRequest.max_version))
+        v = versions.max_version(
+            KEYS["FindCoordinator"], min(4, FindCoordinatorRequest.max_version)
+        )
         by_node: dict[tuple[str, int], list[str]] = {}
         if v < 4:  # before Kafka 3.0 (KIP-699): one key per request
             for name in names:
@@ -300,7 +299,9 @@ def group_coordinators_loaded(
     def describe(groups: list[str]) -> Any:
         def on(sock: socket.socket) -> bool:
             versions = _api_versions_on(sock)
-            v = versions.max_version(DESCRIBE_GROUPS_KEY, min(5, DescribeGroupsRequest.max_version))
+            v = versions.max_version(
+                KEYS["DescribeGroups"], min(5, DescribeGroupsRequest.max_version)
+            )
             resp = round_trip(sock, DescribeGroupsRequest(groups=groups), DescribeGroupsResponse, v)
             return all(g.error_code in _LOADED_CODES for g in resp.groups)
 
