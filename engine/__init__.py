@@ -4,4 +4,12 @@ Between the pure model (``kgc.model``) and what drives it (the state machines in
 ``kgc.properties``, the brokers in ``kgc.conformance``): the engine loop, the ``Target`` interface
 with its model-backed implementation, the trace format, replay, coverage, and the registry that
 says which model judges which target.
+
+* ``loop.py``     — ``Engine``: send, poll, record and check, one example at a time.
+* ``target.py``   — the ``Target`` interface, and ``ModelTarget`` answering from the model.
+* ``traces.py``   — the trace format (v1): manifest, events, verdict; saving and rendering.
+* ``replay.py``   — send a saved trace's commands again on a fresh group, and check every answer.
+* ``registry.py`` — which model, configured how, judges a target, and again from a manifest.
+* ``coverage.py`` — group state × request × error cells, their universe and a run's summary.
+* ``broken.py``   — deliberately broken model variants, for quality tests and benchmarks.
 """

@@ -7,10 +7,10 @@
 * ``report.py``    — ``kgc report``: matrix, divergence signatures, coverage, latency, plots.
 * ``audit.py``     — ``kgc audit``: ``__consumer_offsets`` group records checked group by group.
 * ``synthetic.py`` — corpora generated from the model alone, at any size.
-* ``bench_pipeline.py`` — ``kgc bench pipeline``.
 * ``spark.py``     — the one place a SparkSession is made (local[*], --master, spark-submit).
 
 PySpark is imported by ``schema.py`` (and so by ``convert.py``) and inside job functions; the CLI
-front ends parse their arguments without it. Jobs run unchanged under
+front ends parse their arguments without it. Its benchmark is ``kgc bench pipeline``
+(``kgc/bench/pipeline.py``). Jobs run unchanged under
 ``spark-submit pipeline/<job>.py``.
 """

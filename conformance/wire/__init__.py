@@ -1,1 +1,13 @@
-"""placeholder"""
+"""Speaking Kafka's protocol: from a model command to bytes on a member's connection, and back.
+
+* ``client.py``        — the raw group-protocol client: one connection per simulated member, one
+  poller for all, the ``*_request`` builders (the one place a kafka-python request is built).
+* ``encoding.py``      — the model's vocabulary (``kgc.model.commands``) <-> wire messages, with
+  symbolic member ids.
+* ``message_specs.py`` — Kafka's own JSON message specs loaded into kafka-python at run time (the
+  KIP-848 APIs kafka-python lacks).
+* ``negotiate.py``     — which request versions the suite sends to a broker, and which it cannot.
+* ``brokerconfig.py``  — the facts the model needs, read off the broker (group settings, version).
+* ``probe.py``         — small blocking probes: ApiVersions, Metadata, DescribeQuorum, coordinators.
+* ``broker_target.py`` — a real broker as the engine's ``Target``.
+"""

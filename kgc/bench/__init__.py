@@ -1,7 +1,18 @@
 """``kgc bench NAME``: benchmarks print exactly one JSON object on stdout; keys name their unit.
 
 Progress and diagnostics go to stderr. Each benchmark is a function ``run(args) -> dict`` in its
-own module, imported only when chosen.
+own module of this package, imported only when chosen:
+
+* ``broker.py``   — how fast the embedded Apache Kafka comes up and answers a Heartbeat.
+* ``model.py``    — checker + model throughput, classic and KIP-848, with no broker.
+* ``check.py``    — how fast the differential suite runs against the embedded broker.
+* ``workers.py``  — examples per minute with 1 and with 4 workers, side by side.
+* ``mutants.py``  — the default search against each broker mutant: share killed, how fast.
+* ``coverage.py`` — the default search's cell coverage over ten seeds, and its wall time.
+* ``timing.py``   — how late a broker fires its group timers (the checker's tolerance window).
+* ``reorder.py``  — how often a broker handles two clients' requests out of send order.
+* ``z3.py``       — the Z3 assignment checks, the balance oracle and the bounded proofs.
+* ``pipeline.py`` — re-checking a large synthetic corpus on Spark.
 """
 
 from __future__ import annotations

@@ -10,4 +10,6 @@ broker (kgc's pytest plugin, ``kgc.pytest_plugin``, adds the ``--kgc-*`` options
 ``--kgc-bootstrap-server`` it starts an embedded Apache Kafka as kgc's own tests do. Shrunk failing
 traces are saved under ``--kgc-traces`` (default ``traces/`` in the current folder); replay them
 with ``kgc replay``.
+
+* ``test_differential.py`` — the one installed test: the differential suite against that broker.
 """

@@ -103,3 +103,62 @@ def test_third_party_imports_are_allowed_ones(folder: str) -> None:
             if top not in allowed:
                 bad.append(f"{path.relative_to(ROOT)} imports {mod}")
     assert not bad, "\n".join(bad)
+
+
+# Rooms inside a layer (CONTRIBUTING.md, "Rooms"): each module of a room may import its own room and
+# the rooms below it, never one above. A module at a layer's top level (``conformance/errors.py``,
+# the model's shared modules) is the room named by its file.
+ROOMS = {
+    "conformance": ["errors", "artifacts", "wire", "brokers", "faults", "mutants", "drivers"],
+    # the model's shared modules (commands, errors, checker, timers, profiles, …) sit below both
+    # group types; a migrating consumer group holds a classic one, never the reverse
+    "model": ["", "classic", "consumer"],
+}
+
+
+def _room(folder: str, path_or_module: str) -> str:
+    """The room of a file (``conformance/wire/client.py``) or module (``kgc.conformance.wire``)."""
+    if path_or_module.startswith("kgc."):
+        parts = path_or_module.split(".")[2:]
+    else:
+        parts = list(Path(path_or_module).relative_to(folder).with_suffix("").parts)
+    rooms = ROOMS[folder]
+    if parts and parts[0] in rooms:
+        return parts[0]
+    return "" if "" in rooms else (parts[0] if parts else "")
+
+
+@pytest.mark.parametrize("folder", sorted(ROOMS))
+def test_rooms_point_one_way(folder: str) -> None:
+    order = ROOMS[folder]
+    package = FOLDER_PACKAGE[folder]
+    bad = []
+    for path in modules(folder):
+        rel = str(path.relative_to(ROOT))
+        if path.name == "__init__.py" and path.parent == ROOT / folder:
+            continue  # a layer's own __init__ may re-export from any room
+        mine = _room(folder, rel)
+        for mod in imports_of(path):
+            if not (mod == package or mod.startswith(package + ".")):
+                continue
+            theirs = _room(folder, mod) if mod != package else ""
+            if theirs in order and mine in order and order.index(theirs) > order.index(mine):
+                bad.append(f"{rel} ({mine or 'shared'}) imports {mod} ({theirs or 'shared'})")
+    assert not bad, "imports against the order of rooms:\n" + "\n".join(bad)
+
+
+def test_every_room_has_a_map_naming_its_files() -> None:
+    """Each package's ``__init__.py`` names every module and room in it (STYLE.md: the map on the
+    door), the layers' own as well as their rooms'."""
+    missing = []
+    for folder in [*FOLDER_PACKAGE, "kgc"]:
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            doc = init.read_text(encoding="utf-8")
+            rooms = [d for d in init.parent.iterdir() if (d / "__init__.py").exists()]
+            for room in rooms:
+                if f"{room.name}/" not in doc:
+                    missing.append(f"{init.relative_to(ROOT)} does not name {room.name}/")
+            for module in sorted(init.parent.glob("*.py")):
+                if module.name != "__init__.py" and module.name not in doc:
+                    missing.append(f"{init.relative_to(ROOT)} does not name {module.name}")
+    assert not missing, "\n".join(missing)
