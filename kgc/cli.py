@@ -10,6 +10,8 @@ import argparse
 import importlib
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -30,6 +32,33 @@ from kgc.conformance.errors import KgcError  # noqa: E402  (light: no third-part
 
 class UserError(KgcError):
     """Bad input from the user: printed as one line naming the fix, exit status 2."""
+
+
+def load_traces(paths: list[str]) -> list[tuple[Path, Any]]:
+    """The traces in ``paths`` (files or folders), or a :class:`UserError` saying why not."""
+    from kgc.engine.traces import TraceError, load_many
+
+    try:
+        loaded = load_many(paths)
+    except TraceError as exc:
+        raise UserError(str(exc)) from None
+    if not loaded:
+        raise UserError("no trace files found in " + ", ".join(paths))
+    return loaded
+
+
+def run_spark_job(job: str, error: str, args: argparse.Namespace) -> int:
+    """Run ``kgc.pipeline.<job>.run_args``; the job's own ``error`` class and a missing PySpark
+    are one line each."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UserError("PySpark is not installed: pip install -e '.[spark]'") from None
+    module = importlib.import_module(f"kgc.pipeline.{job}")
+    try:
+        return int(module.run_args(args))
+    except getattr(module, error) as exc:
+        raise UserError(str(exc)) from None
 
 
 def build_parser(argv: list[str]) -> argparse.ArgumentParser:

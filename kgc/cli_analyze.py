@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kgc.cli import UserError
+from kgc.cli import UserError, load_traces
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,14 +41,9 @@ def analyze_trace(trace, model=None) -> tuple[str, object]:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    from kgc.engine.traces import TraceError, load_many, render, result_of_divergence
+    from kgc.engine.traces import render, result_of_divergence
 
-    try:
-        loaded = load_many(args.traces)
-    except TraceError as exc:
-        raise UserError(str(exc)) from None
-    if not loaded:
-        raise UserError("no trace files found in " + ", ".join(args.traces))
+    loaded = load_traces(args.traces)
     from kgc.engine.registry import model_from_manifest
 
     models = []

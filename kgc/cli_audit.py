@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgc.cli import UserError
+from kgc.cli import run_spark_job
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,13 +18,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise UserError("PySpark is not installed: pip install -e '.[spark]'") from None
-    from kgc.pipeline.audit import AuditError, run_args
-
-    try:
-        return run_args(args)
-    except AuditError as exc:
-        raise UserError(str(exc)) from None
+    return run_spark_job("audit", "AuditError", args)

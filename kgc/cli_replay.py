@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgc.cli import UserError
+from kgc.cli import UserError, load_traces
 from kgc.conformance.brokers.implementations import IMPLEMENTATIONS as LAUNCHABLE
 
 
@@ -46,15 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from kgc.conformance.brokers.session import open_broker
     from kgc.conformance.drivers.suite import replay_on_broker
     from kgc.conformance.wire.client import Cluster
-    from kgc.engine.traces import TraceError, load_many
     from kgc.model.commands import NotModelled
 
-    try:
-        loaded = load_many(args.traces)
-    except TraceError as exc:
-        raise UserError(str(exc)) from None
-    if not loaded:
-        raise UserError("no trace files found in " + ", ".join(args.traces))
+    loaded = load_traces(args.traces)
     version = args.kafka_version
     implementation = args.implementation
     if args.bootstrap_server is None and version is None and implementation is None:
