@@ -48,7 +48,9 @@ def test_join_with_unparseable_consumer_metadata_is_answered(
 ):
     reason = _known_hang(kgc_broker)
     if reason:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+        # only the missing answer is the bug: a harness error (a lost connection, a refused
+        # join) fails the test instead of counting as the expected failure
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason, raises=AssertionError))
     group = kgc_client.group(kgc_group_id)
     try:
         conn = group.member("c1")
