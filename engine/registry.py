@@ -17,7 +17,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
 from kgc.model.consumer.group import ConsumerGroupConfig, ConsumerGroupModel
-from kgc.model.profiles import KAFKA_4_X, PROFILE_NAMES
+from kgc.model.profiles import KAFKA_4_X, PROFILE_NAMES, consumer_line_rules
 
 # broker setting -> GroupConfig field
 SETTINGS = {
@@ -181,47 +181,6 @@ def consumer_manifest(
     if started_by_kgc and int(description.get("searches") or 1) == 1:
         config["topics_may_appear"] = False
     return {"name": "ConsumerGroupModel", "profile": profile, "config": config}
-
-
-def consumer_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
-    """The ``ConsumerGroupConfig`` switches that hold a 4.x ``release`` to its own rules (the
-    defaults are the newest line's, and None's). Each
-    was read in that line's kafka-group-coordinator jar (sources; 4.4.0's bytecode, no sources
-    jar being served) and shown by the suite on a broker of the older line."""
-    if release is None:
-        return {}
-    rules: dict[str, Any] = {}
-    if release < (4, 4):
-        # a full group checks the member id alone (``throwIfConsumerGroupIsFull``), fencing the
-        # last members leaves the assignment epoch behind (``consumerGroupFenceMembers``), and a
-        # change of the preferred assignor bumps nothing (``consumerGroupHeartbeat``)
-        rules["full_group_spares_static"] = False
-        rules["empty_group_assignment_catches_up"] = False
-        rules["assignor_change_bumps"] = False
-    if release < (4, 3):
-        # a new group starts at epoch 0, not 1 (``ModernGroup``'s constructor in the 4.0.2,
-        # 4.1.2 and 4.2.1 jars), and any heartbeat moves it off 0 (``bumpGroupEpoch =
-        # groupEpoch == 0 || …``; found by the suite on 4.2.1: a join by regex alone answered
-        # epoch 1)
-        rules["initial_group_epoch"] = 0
-        rules["epoch_zero_group_bumps"] = True
-        # ConsumerGroupDescribe shows partitions pending revocation from 4.3.0
-        rules["describe_includes_pending_revocation"] = False
-        # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
-        # ``ConsumerGroup.validateOffsetCommit``); before, the member's epoch exactly
-        rules["commit_partition_epochs"] = False
-    if release < (4, 2):
-        # epoch 0 from a known member is a rejoin from 4.2.0, checked like a lower epoch before
-        # (``throwIfConsumerGroupMemberEpochIsInvalid``); a subscription change reconciles at
-        # once from 4.2.0 (``consumerGroupHeartbeat``'s ``maybeReconcile``)
-        rules["epoch_zero_rejoins"] = False
-        rules["subscription_change_reconciles"] = False
-    if release < (4, 1):
-        # dropping a regex bumps nothing, and no refresh interval (``maybeUpdate
-        # RegularExpressions`` in the 4.0.2 jar)
-        rules["regex_drop_bumps"] = False
-        rules["regex_refresh_interval_ms"] = None
-    return rules
 
 
 def release_line(version: str) -> tuple[int, int] | None:

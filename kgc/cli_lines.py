@@ -81,7 +81,7 @@ def _list(lines: Any, *, as_json: bool) -> int:
 
 def _sweep(lines: Any, args: argparse.Namespace) -> int:
     from kgc.conformance.brokers.session import description_of, open_broker
-    from kgc.conformance.drivers.suite import SEARCH_PROFILES, run_seeds
+    from kgc.conformance.drivers.suite import SEARCH_PROFILES, Output, Search, run_seeds
     from kgc.engine.coverage import summarise
     from kgc.model.known_bugs import KNOWN_BUGS
 
@@ -109,9 +109,9 @@ def _sweep(lines: Any, args: argparse.Namespace) -> int:
                 broker,
                 description,
                 seeds=args.seeds,
-                profile=args.profile,
-                traces_dir=args.traces,
-                shrink_budget_s=60.0,  # a line that diverges is reported, not shrunk for long
+                # a line that diverges is reported, not shrunk for long
+                search=Search(profile=args.profile, shrink_budget_s=60.0),
+                output=Output(traces_dir=args.traces),
             )
         for seed, result in enumerate(runs.results, start=1):
             row["rules"] = result.target.get("model_profile") or row.get("rules")

@@ -231,7 +231,13 @@ def sentence(trace: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from kgc.conformance.brokers.session import description_of
-    from kgc.conformance.drivers.suite import SEARCH_PROFILES, prepare_record_dir, run_seeds
+    from kgc.conformance.drivers.suite import (
+        SEARCH_PROFILES,
+        Output,
+        Search,
+        prepare_record_dir,
+        run_seeds,
+    )
     from kgc.engine.coverage import summarise
     from kgc.engine.traces import load
 
@@ -263,10 +269,8 @@ def run(args: argparse.Namespace) -> int:
                 broker,
                 description,
                 seeds=args.seeds,
-                profile=args.profile,
-                traces_dir=out / "traces" / label,
-                record_dir=corpus,
-                shrink_budget_s=90.0,
+                search=Search(profile=args.profile, shrink_budget_s=90.0),
+                output=Output(traces_dir=out / "traces" / label, record_dir=corpus),
             )
         saved = [p for r in runs.results for p in r.saved]
         for result in runs.results:

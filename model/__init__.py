@@ -12,6 +12,7 @@ Shared by both (imports point from the rooms to these, never back; the layer tes
 
 * ``commands.py``    — the vocabulary: what a client sends, what a broker or the model answers.
 * ``apis.py``        — Kafka's API keys, the one table every layer reads.
+* ``requests.py``    — each classic request type's pure facts: key, records, drawn versions, cells.
 * ``errors.py``      — Kafka's error names and codes.
 * ``history.py``     — one group's timestamped events, and their JSON form.
 * ``checker.py``     — the fold that keeps every model state consistent with a history.

@@ -22,18 +22,34 @@ Every driver builds its commands here — the state machine, the synthetic corpo
 scenarios, the timing bench — so what a client sends for what it knows is written once. What is a
 driver's to choose (which request, which version, a stale generation, a stranger's member id) is an
 argument; what follows from the view and those choices is decided here.
+
+A KIP-848 consumer (``group.protocol=consumer``; ``ConsumerMembershipManager`` /
+``AbstractMembershipManager`` in ``clients/.../consumer/internals``) is :class:`ConsumerView`: it
+picks its own member id (KIP-1082), joins with epoch 0 and a full ConsumerGroupHeartbeat, then
+heartbeats with the epoch it was last given and the partitions it owns after reconciling at once;
+on ``FENCED_MEMBER_EPOCH``, ``UNKNOWN_MEMBER_ID`` or ``GROUP_ID_NOT_FOUND`` (and after its own
+leave) it drops its partitions and joins again with epoch 0 and the same id
+(:func:`left_group`). Its version gates: the versions it sends are :data:`CONSUMER_VERSIONS`
+(:func:`consumer_version`); ``SubscribedTopicRegex`` exists from ConsumerGroupHeartbeat v1
+(:data:`REGEX_SINCE`, ``ConsumerGroupHeartbeatRequest.json``); OffsetFetch names the member and its
+epoch from v9 (:data:`MEMBER_FETCH_SINCE`, ``OffsetFetchRequest.json``); OffsetCommit carries the
+instance id from v7 (:data:`INSTANCE_ID_SINCE`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
 from kgc.model.commands import (
     NO_GENERATION,
     NO_MEMBER_ID,
     Assignment,
+    ConsumerGroupDescribe,
+    ConsumerGroupHeartbeat,
+    ConsumerGroupHeartbeatResponse,
     DescribeGroups,
     FindCoordinator,
     Heartbeat,
@@ -41,6 +57,7 @@ from kgc.model.commands import (
     JoinGroup,
     JoinGroupResponse,
     LeaveGroup,
+    ListGroups,
     MemberIdentity,
     OffsetCommit,
     OffsetFetch,
@@ -52,7 +69,14 @@ from kgc.model.commands import (
     TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.model.errors import FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED, NONE, UNKNOWN_MEMBER_ID
+from kgc.model.errors import (
+    FENCED_INSTANCE_ID,
+    FENCED_MEMBER_EPOCH,
+    GROUP_ID_NOT_FOUND,
+    MEMBER_ID_REQUIRED,
+    NONE,
+    UNKNOWN_MEMBER_ID,
+)
 
 #: The first version of each request that carries ``group_instance_id`` (KIP-345).
 INSTANCE_ID_SINCE: dict[str, int] = {
@@ -64,6 +88,10 @@ INSTANCE_ID_SINCE: dict[str, int] = {
 }
 #: The first SyncGroup version that carries ``protocol_type`` and ``protocol_name`` (KIP-559).
 SYNC_PROTOCOL_SINCE = 5
+#: The first ListGroups versions that carry ``StatesFilter`` (KIP-518) and ``TypesFilter``
+#: (KIP-848) (``ListGroupsRequest.json``).
+LIST_STATES_SINCE = 4
+LIST_TYPES_SINCE = 5
 PROTOCOL_TYPE = "consumer"
 #: A member id the group never handed out (``kgc.conformance.wire.encoding`` sends a stable
 #: fake id).
@@ -259,6 +287,22 @@ class ClientView:
     def describe_groups(self, *, version: int) -> DescribeGroups:
         return DescribeGroups(client=self.client, version=version)
 
+    def list_groups(
+        self,
+        *,
+        version: int,
+        states_filter: tuple[str, ...] = (),
+        types_filter: tuple[str, ...] = (),
+    ) -> ListGroups:
+        """ListGroups with each filter only from the first version that carries it
+        (:data:`LIST_STATES_SINCE`, :data:`LIST_TYPES_SINCE`): below it, no filter."""
+        return ListGroups(
+            client=self.client,
+            states_filter=states_filter if version >= LIST_STATES_SINCE else (),
+            types_filter=types_filter if version >= LIST_TYPES_SINCE else (),
+            version=version,
+        )
+
     def find_coordinator(self, *, version: int) -> FindCoordinator:
         return FindCoordinator(client=self.client, version=version)
 
@@ -328,4 +372,227 @@ class ClientView:
             group_instance_id=instance_id("OffsetCommit", version, self.group_instance_id),
             offsets=offsets,
             version=version,
+        )
+
+
+# ---------------------------------------------------------------------- the KIP-848 consumer
+
+#: The versions a KIP-848 consumer sends of each request, in draw order (a rule's version index
+#: picks the first most often); the one table of them, read by the state machines and by the
+#: differential suite, which negotiates within it (``conformance/drivers/suite.py``).
+#: ConsumerGroupHeartbeat and ConsumerGroupDescribe: v0-1, what Kafka's message specs (and so
+#: kgc's wire layer) encode; Kafka 4.x accepts both, and v1 requires a client-chosen member id
+#: (KIP-1082). OffsetCommit and OffsetFetch: v9 (member id and epoch), v10 (topics by id), v8
+#: (before KIP-848's member epochs: a consumer member's commit is ``UNSUPPORTED_VERSION``).
+CONSUMER_VERSIONS: Final[dict[str, tuple[int, ...]]] = {
+    "ConsumerGroupHeartbeat": (0, 1),
+    "ConsumerGroupDescribe": (0, 1),
+    "OffsetCommit": (9, 10, 8),
+    "OffsetFetch": (9, 10, 8),
+}
+#: The first ConsumerGroupHeartbeat version that carries ``SubscribedTopicRegex``.
+REGEX_SINCE = 1
+#: The first OffsetFetch version that names a member and its epoch (KIP-848).
+MEMBER_FETCH_SINCE = 9
+#: Answers after which a consumer is out of the group (:func:`left_group`).
+OUT_OF_GROUP = (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND)
+#: What a heartbeat reports as owned (:meth:`ConsumerView.heartbeat`): the partitions it holds
+#: after reconciling the last assignment, what it reported before, or nothing (the field left
+#: out, as when nothing changed).
+OWNED_REPORTS = ("acked", "stale", "null")
+#: The epoch an OffsetCommit names (:meth:`ConsumerView.commit_epoch`).
+COMMIT_EPOCHS = ("current", "previous", "ahead", "zero", "none")
+#: Whom an OffsetFetch names (:meth:`ConsumerView.offset_fetch`).
+FETCH_AS = ("admin", "member", "stale", "stranger")
+
+
+def consumer_versions(api: str, negotiated: Mapping[str, Sequence[int]]) -> tuple[int, ...]:
+    """The versions of ``api`` a consumer draws from: :data:`CONSUMER_VERSIONS`'s, in its order,
+    among those ``negotiated`` lists for ``api`` (all of them when it lists none for ``api``)."""
+    ours = CONSUMER_VERSIONS[api]
+    offered = negotiated.get(api)
+    return ours if offered is None else tuple(v for v in ours if v in offered)
+
+
+def consumer_version(api: str, index: int, negotiated: Mapping[str, Sequence[int]]) -> int | None:
+    """The ``index``-th (wrapping) of :func:`consumer_versions`; ``None`` when the target speaks
+    none of them. The index is drawn as a plain rule argument, so what is drawn never depends on
+    what a broker answered."""
+    choices = consumer_versions(api, negotiated)
+    return choices[index % len(choices)] if choices else None
+
+
+def left_group(request: ConsumerGroupHeartbeat, response: ConsumerGroupHeartbeatResponse) -> bool:
+    """Whether ``response`` puts the consumer that sent ``request`` out of the group: fenced, or
+    unknown, or its group gone (:data:`OUT_OF_GROUP`), or its own leave (epoch -1, or -2 for a
+    static member) accepted."""
+    return response.error in OUT_OF_GROUP or (response.error == NONE and request.member_epoch < 0)
+
+
+@dataclass(slots=True, kw_only=True)
+class ConsumerView:
+    """What one KIP-848 consumer knows, learned only from its own answers (module docstring).
+
+    Mutable on purpose, as :class:`ClientView`: one driver's running knowledge of one consumer,
+    updated by :meth:`learn`; the commands built from it are frozen records."""
+
+    client: str
+    rebalance_timeout_ms: int
+    topics: tuple[str, ...]  # the topic names it subscribes to while it has no regex
+    instance_id: str | None = None  # a static member (KIP-848 keeps KIP-345's group.instance.id)
+    server_assignor: str | None = None  # ``group.remote.assignor``; None: the broker's default
+    regex: str | None = None  # its subscription: this regex, or (None) :attr:`topics` by name
+    ids: int = 0  # member ids this client has used
+    member_id: str = NO_MEMBER_ID
+    member_epoch: int = 0  # 0: not in the group (or fenced); the next heartbeat joins
+    owned: tuple[TopicPartition, ...] = ()  # as reconciled from the last assignment received
+    reported: tuple[TopicPartition, ...] | None = None  # owned set in the last heartbeat sent
+
+    # ---------------------------------------------------------------- what it learns
+    def fresh_id(self) -> str:
+        """A member id of its own (KIP-1082), new each time: ``<client>-<n>``."""
+        self.ids += 1
+        self.member_id = f"{self.client}-{self.ids}"
+        return self.member_id
+
+    def stranger_id(self) -> str:
+        """A member id the group never saw (what a confused client names)."""
+        return f"{self.client}-{STRANGER}"
+
+    def restart(self) -> None:
+        """The consumer process restarts: a new member id, epoch 0, nothing owned."""
+        self.fresh_id()
+        self.member_epoch, self.owned, self.reported = 0, (), None
+
+    def learn(self, request: Request, response: Response) -> None:
+        """Update from the answer to one of this consumer's own heartbeats; an answer about
+        another identity (a bogus one it was made to send) teaches it nothing."""
+        if not isinstance(request, ConsumerGroupHeartbeat) or not isinstance(
+            response, ConsumerGroupHeartbeatResponse
+        ):
+            return
+        if request.member_id != self.member_id:
+            return
+        if left_group(request, response):
+            self.member_epoch, self.owned, self.reported = 0, (), None
+        elif response.error == NONE:
+            self.member_epoch = response.member_epoch
+            if response.assignment is not None:
+                self.owned = response.assignment  # reconciled at once
+
+    # ---------------------------------------------------------------- what it sends
+    def heartbeat(
+        self,
+        *,
+        index: int,
+        negotiated: Mapping[str, Sequence[int]],
+        epoch: int | None = None,
+        owned: str = "acked",
+        member_id: str | None = None,
+        changes: Mapping[str, Any] | None = None,
+    ) -> ConsumerGroupHeartbeat | None:
+        """ConsumerGroupHeartbeat at the ``index``-th version the target speaks
+        (:func:`consumer_version` over ``negotiated``): a join (epoch 0, a full request, taking a
+        member id first if it has none) when it is not in the group or ``epoch`` is 0, else one
+        at its epoch (or ``epoch``) reporting what it owns as ``owned`` (:data:`OWNED_REPORTS`).
+        ``member_id`` sends under another id; ``changes`` replace fields, the version too (what
+        a broken client sends). A regex goes at v1 at least (:data:`REGEX_SINCE`), if the target
+        speaks it. ``None`` when there is nothing to send: no version, or none for a regex."""
+        versions = consumer_versions("ConsumerGroupHeartbeat", negotiated)
+        if not versions:
+            return None
+        version = versions[index % len(versions)]
+        joining = self.member_epoch == 0 if epoch is None else epoch == 0
+        if joining and not self.member_id:
+            self.fresh_id()
+        command = ConsumerGroupHeartbeat(
+            client=self.client,
+            member_id=self.member_id if member_id is None else member_id,
+            member_epoch=self.member_epoch if epoch is None else epoch,
+            instance_id=self.instance_id,
+            version=version,
+        )
+        if joining:
+            command = replace(
+                command,
+                rebalance_timeout_ms=self.rebalance_timeout_ms,
+                server_assignor=self.server_assignor,
+                topic_partitions=(),
+                subscribed_topic_names=self.topics if self.regex is None else None,
+                subscribed_topic_regex=self.regex,
+            )
+        else:
+            command = replace(command, topic_partitions=self._report(owned))
+        if changes:
+            command = replace(command, **changes)
+        if command.subscribed_topic_regex is not None and command.version < REGEX_SINCE:
+            if REGEX_SINCE not in versions:
+                return None
+            command = replace(command, version=REGEX_SINCE)
+        if member_id is None and command.topic_partitions is not None:
+            self.reported = command.topic_partitions
+        return command
+
+    def _report(self, owned: str) -> tuple[TopicPartition, ...] | None:
+        if owned == "acked":
+            return self.owned
+        if owned == "stale":
+            return self.reported if self.reported is not None else self.owned
+        if owned == "null":
+            return None
+        raise ValueError(f"owned {owned!r}: use one of {OWNED_REPORTS}")
+
+    def describe(self, *, version: int) -> ConsumerGroupDescribe:
+        return ConsumerGroupDescribe(client=self.client, version=version)
+
+    def commit_epoch(self, which: str) -> int:
+        """The epoch an OffsetCommit names for ``which`` (:data:`COMMIT_EPOCHS`): its own, the
+        previous one (a commit racing a reconciliation), one ahead, 0, or -1 (as an admin)."""
+        epochs = {
+            "current": self.member_epoch,
+            "previous": self.member_epoch - 1,
+            "ahead": self.member_epoch + 1,
+            "zero": 0,
+            "none": -1,
+        }
+        if which not in epochs:
+            raise ValueError(f"commit epoch {which!r}: use one of {COMMIT_EPOCHS}")
+        return epochs[which]
+
+    def offset_commit(
+        self, *, version: int, offsets: tuple[TopicPartitionOffset, ...], epoch: str = "current"
+    ) -> OffsetCommit:
+        """OffsetCommit of ``offsets`` as a consumer-protocol member (v9+: its member id and the
+        epoch ``epoch`` names, :meth:`commit_epoch`)."""
+        return OffsetCommit(
+            client=self.client,
+            member_id=self.member_id,
+            generation_id=self.commit_epoch(epoch),
+            group_instance_id=instance_id("OffsetCommit", version, self.instance_id),
+            offsets=offsets,
+            version=version,
+        )
+
+    def offset_fetch(
+        self, *, version: int, partitions: tuple[TopicPartition, ...], who: str = "admin"
+    ) -> OffsetFetch:
+        """OffsetFetch of ``partitions`` naming ``who`` (:data:`FETCH_AS`): nobody (an admin),
+        or from v9 (:data:`MEMBER_FETCH_SINCE`) the member at its epoch, at the epoch before, or
+        an id the group never saw. Before v9, or with no member id yet, it names nobody."""
+        if version < MEMBER_FETCH_SINCE or who == "admin" or not self.member_id:
+            return OffsetFetch(client=self.client, partitions=partitions, version=version)
+        named = {
+            "member": (self.member_id, self.member_epoch),
+            "stale": (self.member_id, self.member_epoch - 1),
+            "stranger": (self.stranger_id(), 1),
+        }
+        if who not in named:
+            raise ValueError(f"fetch as {who!r}: use one of {FETCH_AS}")
+        member_id, member_epoch = named[who]
+        return OffsetFetch(
+            client=self.client,
+            partitions=partitions,
+            version=version,
+            member_id=member_id,
+            member_epoch=member_epoch,
         )

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, get_args, get_origin, get_type_hints
 
 from kgc.model.errors import NONE
 
@@ -160,6 +160,19 @@ class FindCoordinator:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ListGroups:
+    """ListGroups (``ListGroupsRequest.json``): the groups the coordinator holds, those in one of
+    ``states_filter``'s states (v4+, KIP-518) and of one of ``types_filter``'s types (v5+,
+    KIP-848); an empty filter filters nothing. Kafka matches both case-insensitively."""
+
+    type: ClassVar[str] = "ListGroups"
+    client: str
+    states_filter: tuple[str, ...] = ()
+    types_filter: tuple[str, ...] = ()
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConsumerGroupHeartbeat:
     """KIP-848's one request of the consumer protocol (``ConsumerGroupHeartbeatRequest.json``).
 
@@ -211,6 +224,7 @@ Request: TypeAlias = (
     | OffsetFetch
     | DescribeGroups
     | FindCoordinator
+    | ListGroups
     | ConsumerGroupHeartbeat
     | ConsumerGroupDescribe
 )
@@ -329,6 +343,27 @@ class FindCoordinatorResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ListedGroup:
+    """One group of a ListGroups answer. ``group_state`` is sent from v4 (``""`` below),
+    ``group_type`` from v5 (``"classic"``, ``"consumer"``; ``""`` below)."""
+
+    protocol_type: str = ""
+    group_state: str = ""
+    group_type: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListGroupsResponse:
+    """A ListGroups answer as it concerns the run's own group: ``groups`` holds that group if the
+    coordinator listed it (at most one), never another group. A broker lists every group it
+    coordinates; the wire adapter keeps only the entry whose id is the run's group id."""
+
+    type: ClassVar[str] = "ListGroupsResponse"
+    error: str
+    groups: tuple[ListedGroup, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConnectionClosed:
     """What a broker did instead of answering: it closed (or refused) the connection the request
     was sent on. Kafka answers every request it offers (a version it does not speak gets
@@ -392,6 +427,7 @@ Response: TypeAlias = (
     | OffsetFetchResponse
     | DescribeGroupsResponse
     | FindCoordinatorResponse
+    | ListGroupsResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
     | ConnectionClosed
@@ -405,61 +441,28 @@ def is_response(record: Command | Response) -> bool:
 
 # ---------------------------------------------------------------------------------- serialisation
 
+# Every record by its ``type``: the request and response unions above are the one list of them.
 _RECORD_TYPES: dict[str, type[Any]] = {
-    cls.type: cls
-    for cls in (
-        JoinGroup,
-        SyncGroup,
-        Heartbeat,
-        LeaveGroup,
-        OffsetCommit,
-        OffsetFetch,
-        DescribeGroups,
-        FindCoordinator,
-        ConsumerGroupHeartbeat,
-        ConsumerGroupDescribe,
-        Tick,
-        JoinGroupResponse,
-        SyncGroupResponse,
-        HeartbeatResponse,
-        LeaveGroupResponse,
-        OffsetCommitResponse,
-        OffsetFetchResponse,
-        DescribeGroupsResponse,
-        FindCoordinatorResponse,
-        ConsumerGroupHeartbeatResponse,
-        ConsumerGroupDescribeResponse,
-        ConnectionClosed,
-    )
+    cls.type: cls for cls in (*get_args(Request), Tick, *get_args(Response))
 }
 
-_NESTED: dict[str, type[Any]] = {
-    "protocols": Protocol,
-    "assignments": Assignment,
-    "members": MemberIdentity,  # overridden per record below
-    "offsets": TopicPartitionOffset,
-    "partitions": TopicPartition,
-}
 
-_NESTED_BY_RECORD: dict[tuple[str, str], type[Any]] = {
-    ("LeaveGroup", "members"): MemberIdentity,
-    ("JoinGroupResponse", "members"): JoinedMember,
-    ("LeaveGroupResponse", "members"): MemberResult,
-    ("OffsetCommitResponse", "partitions"): PartitionError,
-    ("OffsetFetchResponse", "partitions"): FetchedOffset,
-    ("DescribeGroupsResponse", "members"): DescribedMember,
-    ("ConsumerGroupHeartbeat", "topic_partitions"): TopicPartition,
-    ("ConsumerGroupHeartbeatResponse", "assignment"): TopicPartition,
-    ("ConsumerGroupDescribeResponse", "members"): ConsumerMember,
-}
+_HINTS: dict[type[Any], dict[str, Any]] = {}
 
-# Lists of plain strings (every other list holds records).
-_STRING_LISTS = frozenset({"subscribed_topic_names"})
-# Lists inside a nested record: (record class, field) -> record class of the items.
-_NESTED_IN_ITEM: dict[tuple[type[Any], str], type[Any]] = {
-    (ConsumerMember, "assignment"): TopicPartition,
-    (ConsumerMember, "target_assignment"): TopicPartition,
-}
+
+def _item_type(cls: type[Any], name: str) -> type[Any] | None:
+    """The item type of field ``name`` of record ``cls`` when it is a tuple (``tuple[X, ...]``,
+    or ``tuple[X, ...] | None``): a record class, or ``str``; ``None`` for any other field. Read
+    off the records' own annotations, so a new record needs no entry in any codec table."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    hint = hints.get(name)
+    for arg in (hint, *get_args(hint)):
+        if get_origin(arg) is tuple:
+            item: type[Any] = get_args(arg)[0]
+            return item
+    return None
 
 
 class TraceFormatError(ValueError):
@@ -502,10 +505,10 @@ def _item(kind: str, key: str, nested: type[Any], value: Any) -> Any:
     for name in fields_of:
         inner = args.get(name)
         if isinstance(inner, list):
-            if name in _STRING_LISTS:
+            sub = _item_type(nested, name)
+            if sub is str:
                 args[name] = _strings(kind, f"{key}.{name}", inner)
-            elif (nested, name) in _NESTED_IN_ITEM:
-                sub = _NESTED_IN_ITEM[(nested, name)]
+            elif sub is not None:
                 args[name] = tuple(_item(kind, f"{key}.{name}", sub, v) for v in inner)
     try:
         return nested(**args)
@@ -535,12 +538,12 @@ def from_json(obj: Any) -> Command | Response:
         if key not in names:
             raise TraceFormatError(f"field {kind}.{key}: not a field of {kind}")
         if isinstance(value, list):
-            if key in _STRING_LISTS:
+            nested = _item_type(cls, key)
+            if nested is None:
+                raise TraceFormatError(f"field {kind}.{key}: unexpected list")
+            if nested is str:
                 value = _strings(str(kind), key, value)
             else:
-                nested = _NESTED_BY_RECORD.get((str(kind), key), _NESTED.get(key))
-                if nested is None:
-                    raise TraceFormatError(f"field {kind}.{key}: unexpected list")
                 value = tuple(_item(str(kind), key, nested, v) for v in value)
         kwargs[key] = value
     try:

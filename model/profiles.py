@@ -1,10 +1,12 @@
-"""Version profiles and broker configuration for the classic group model.
+"""Every release line's rules, for both protocols, and the classic group model's broker
+configuration.
 
-One profile per Apache Kafka release line, 1.0 to 4.4 (``PROFILE_NAMES``), each following the
-line's newest patch. The two the model was built on are spelled out below (``KAFKA_4_X`` = the 4.3
-line, ``KAFKA_3_9``); every other line is one of them with the switches where its coordinator
-differs (``_SCALA_SWITCHES``, ``_JAVA_SWITCHES``), each switch cited at its field and tabled in
-``docs/release-lines.md`` with the broker test that shows it on both lines it separates.
+The classic group: one profile per Apache Kafka release line, 1.0 to 4.4 (``PROFILE_NAMES``),
+each following the line's newest patch. The two the model was built on are spelled out below
+(``KAFKA_4_X`` = the 4.3 line, ``KAFKA_3_9``); every other line is one of them with the switches
+where its coordinator differs (``_SCALA_SWITCHES``, ``_JAVA_SWITCHES``), each switch cited at its
+field and tabled in ``docs/release-lines.md`` with the broker test that shows it on both lines it
+separates.
 
 Rule: the model follows the coordinator that *actually runs by default* in each Kafka version, and
 every behaviour that differs between versions is one named switch on :class:`Profile`, citing the
@@ -31,6 +33,9 @@ when the flag is false) **and ZooKeeper mode** (``KafkaServer.scala`` always bui
 ``consumer`` protocol). A 3.9 broker started with ``group.coordinator.rebalance.protocols=classic,
 consumer`` runs the new Java coordinator of that release instead — not modelled as a separate
 profile (it is close to, but not the same code as, 4.x).
+
+The KIP-848 consumer group (4.0 to 4.4): :func:`consumer_line_rules`, the ``ConsumerGroupConfig``
+switches that hold a line to its own rules, each cited at its switch.
 """
 
 from __future__ import annotations
@@ -212,7 +217,24 @@ class Profile:
         for r in self.api_ranges:
             if r.api == api:
                 return r
+        if api in NEWEST_VERSION_SINCE:
+            return _range_by_release(api, self.kafka_version)
         raise KeyError(api)
+
+
+# Request types whose version range follows the release alone (every line's oldest version is
+# v0): the first release line that answers each newest version. ListGroups
+# (``ListGroupsRequest.json``: v2 in 2.0, v3 flexible in 2.4, v4 StatesFilter in 2.6 (KIP-518), v5
+# TypesFilter in 3.8 (KIP-848); v0-1 in 1.x's ``ApiKeys.LIST_GROUPS``; 4.3.1's spec still "0-5").
+NEWEST_VERSION_SINCE: dict[str, tuple[tuple[tuple[int, int], int], ...]] = {
+    "ListGroups": (((1, 0), 1), ((2, 0), 2), ((2, 4), 3), ((2, 6), 4), ((3, 8), 5)),
+}
+
+
+def _range_by_release(api: str, kafka_version: str) -> ApiRange:
+    release = release_of(kafka_version)
+    newest = max((v for since, v in NEWEST_VERSION_SINCE[api] if since <= release), default=0)
+    return ApiRange(api=api, min_version=0, max_version=newest)
 
 
 def _ranges(**spec: tuple[int, int]) -> tuple[ApiRange, ...]:
@@ -445,6 +467,55 @@ def profile_for_version(kafka_version: str) -> Profile:
         f"no model profile for Kafka {kafka_version}; profiles exist for the lines "
         f"{', '.join(p.name.removeprefix('kafka-') for p in _ALL_LINES)}"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The KIP-848 consumer group's rules per release line (4.0 - 4.4). The consumer protocol has no
+# ``Profile``: its model (``ConsumerGroupModel``) takes the newest line's rules by default, and an
+# older line is those with the ``ConsumerGroupConfig`` switches below. ``engine/registry.py`` sets
+# them from the line a run (or a trace's manifest) is judged by.
+
+
+def consumer_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
+    """The ``ConsumerGroupConfig`` switches (``model/consumer/group.py``) that hold a 4.x
+    ``release`` (``(major, minor)``) to its own rules (the defaults are the newest line's, and
+    None's). Each was read in that line's kafka-group-coordinator jar (sources; 4.4.0's bytecode,
+    no sources jar being served) and shown by the suite on a broker of the older line
+    (``docs/release-lines.md``, "The consumer protocol's lines")."""
+    if release is None:
+        return {}
+    rules: dict[str, Any] = {}
+    if release < (4, 4):
+        # a full group checks the member id alone (``throwIfConsumerGroupIsFull``), fencing the
+        # last members leaves the assignment epoch behind (``consumerGroupFenceMembers``), and a
+        # change of the preferred assignor bumps nothing (``consumerGroupHeartbeat``)
+        rules["full_group_spares_static"] = False
+        rules["empty_group_assignment_catches_up"] = False
+        rules["assignor_change_bumps"] = False
+    if release < (4, 3):
+        # a new group starts at epoch 0, not 1 (``ModernGroup``'s constructor in the 4.0.2,
+        # 4.1.2 and 4.2.1 jars), and any heartbeat moves it off 0 (``bumpGroupEpoch =
+        # groupEpoch == 0 || …``; found by the suite on 4.2.1: a join by regex alone answered
+        # epoch 1)
+        rules["initial_group_epoch"] = 0
+        rules["epoch_zero_group_bumps"] = True
+        # ConsumerGroupDescribe shows partitions pending revocation from 4.3.0
+        rules["describe_includes_pending_revocation"] = False
+        # an OffsetCommit at an older epoch is checked per partition from 4.3.0 (KIP-1251,
+        # ``ConsumerGroup.validateOffsetCommit``); before, the member's epoch exactly
+        rules["commit_partition_epochs"] = False
+    if release < (4, 2):
+        # epoch 0 from a known member is a rejoin from 4.2.0, checked like a lower epoch before
+        # (``throwIfConsumerGroupMemberEpochIsInvalid``); a subscription change reconciles at
+        # once from 4.2.0 (``consumerGroupHeartbeat``'s ``maybeReconcile``)
+        rules["epoch_zero_rejoins"] = False
+        rules["subscription_change_reconciles"] = False
+    if release < (4, 1):
+        # dropping a regex bumps nothing, and no refresh interval (``maybeUpdate
+        # RegularExpressions`` in the 4.0.2 jar)
+        rules["regex_drop_bumps"] = False
+        rules["regex_refresh_interval_ms"] = None
+    return rules
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

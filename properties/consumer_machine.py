@@ -2,16 +2,17 @@
 machine, with ConsumerGroupHeartbeat and ConsumerGroupDescribe commands.
 
 Each client behaves as a consumer with ``group.protocol=consumer`` does
-(``clients/.../consumer/internals/ConsumerMembershipManager`` / ``AbstractMembershipManager``):
-it picks its own member id (KIP-1082), joins with epoch 0 and a full request, heartbeats with the
-epoch it was last given, and reconciles at once: it gives up the partitions missing from an
-assignment it receives and reports the new owned set in its next heartbeat. On
-``FENCED_MEMBER_EPOCH`` or ``UNKNOWN_MEMBER_ID`` it drops its partitions and rejoins with epoch 0
-and the same id. A consumer may move between the topic by name and a regex over topic names
-(``subscribe``: one matching the topic exactly, one with a wildcard, one matching nothing, one
-that does not compile), sent at v1, where ``SubscribedTopicRegex`` exists. Rules also send what a
-broken or confused client would: a wrong epoch, a stale owned set, an unknown member, an invalid
-first heartbeat, an assignor the broker lacks.
+(``clients/.../consumer/internals/ConsumerMembershipManager`` / ``AbstractMembershipManager``),
+and what it knows and sends is its :class:`~kgc.model.client_view.ConsumerView`: it picks its own
+member id (KIP-1082), joins with epoch 0 and a full request, heartbeats with the epoch it was last
+given, and reconciles at once: it gives up the partitions missing from an assignment it receives
+and reports the new owned set in its next heartbeat. On ``FENCED_MEMBER_EPOCH`` or
+``UNKNOWN_MEMBER_ID`` it drops its partitions and rejoins with epoch 0 and the same id. A
+consumer may move between the topic by name and a regex over topic names (``subscribe``: one
+matching the topic exactly, one with a wildcard, one matching nothing, one that does not
+compile), sent at v1, where ``SubscribedTopicRegex`` exists. Rules also send what a broken or
+confused client would: a wrong epoch, a stale owned set, an unknown member, an invalid first
+heartbeat, an assignor the broker lacks.
 
 Invariants on the target's own answers, no model involved:
 
@@ -42,19 +43,24 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, precondition, rule
 from kgc.model.assignors import Subscription
+from kgc.model.client_view import (
+    COMMIT_EPOCHS,
+    FETCH_AS,
+    OWNED_REPORTS,
+    ConsumerView,
+    consumer_version,
+    left_group,
+)
 from kgc.model.commands import (
-    ConsumerGroupDescribe,
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
-    OffsetCommit,
     OffsetCommitResponse,
-    OffsetFetch,
     Response,
     TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.model.errors import FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
+from kgc.model.errors import NONE
 from kgc.properties.machine import (
     MAX_CLIENTS,
     TOPIC_PARTITIONS,
@@ -66,58 +72,37 @@ from kgc.properties.machine import (
 
 REBALANCE_TIMEOUTS_MS = (1000, 2000)
 ASSIGNORS = (None, "uniform", "range")  # None: the broker's default
-OWNED_REPORTS = ("acked", "stale", "null")
 DEADLINE_KINDS = ("any", "session", "rebalance")
-# the epoch an OffsetCommit carries, relative to what the member was last given
-COMMIT_EPOCHS = ("current", "previous", "ahead", "zero", "none")
 COMMIT_PARTITIONS = ("owned", "all", "unowned")
 COMMIT_METADATA = ("", "kgc", "too-large")
-FETCH_AS = ("admin", "member", "stale", "stranger")
 # a subscription a consumer may move to (``subscribe``): the topic by name, or a regex (KIP-848,
 # resolved by the coordinator) that matches it exactly, matches it with a wildcard, matches no
 # topic, or does not compile; each is built on the run's own topic name, which no other topic
 # on the broker shares
 SUBSCRIPTIONS = ("names", "exact", "wild", "none", "broken")
 
-# Versions exercised by default (Kafka 4.x accepts ConsumerGroupHeartbeat and ConsumerGroupDescribe
-# v0-1; v1 requires a client-chosen member id, KIP-1082).
-DEFAULT_CONSUMER_VERSIONS: dict[str, tuple[int, ...]] = {
-    "ConsumerGroupHeartbeat": (0, 1),
-    "ConsumerGroupDescribe": (0, 1),
-    # v8: before KIP-848's member epochs (a consumer member's commit is UNSUPPORTED_VERSION);
-    # v9: member id and epoch; v10: topics by id
-    "OffsetCommit": (9, 10, 8),
-    "OffsetFetch": (9, 10, 8),
-}
-
 
 @dataclass(slots=True)
-class ConsumerView:
-    """What one consumer knows from its own answers."""
+class Lease:
+    """How long the machine holds one consumer to own what it was given (module docstring): what
+    it sees of the member, beside what the consumer knows (its
+    :class:`~kgc.model.client_view.ConsumerView`)."""
 
-    client: str
-    rebalance_timeout_ms: int
-    instance_id: str | None = None  # a static member (KIP-848 keeps KIP-345's group.instance.id)
-    ids: int = 0  # member ids this client has used
-    member_id: str = ""
-    member_epoch: int = 0  # 0: not in the group (or fenced); the next heartbeat joins
-    owned: tuple[TopicPartition, ...] = ()  # as reconciled from the last assignment received
-    reported: tuple[TopicPartition, ...] | None = None  # owned set in the last heartbeat sent
     sent_ms: float = 0.0  # when its last heartbeat was sent
     alive_until_ms: float = float("-inf")  # send time of the last answered NONE + session
     revoking: frozenset[tuple[str, int]] = frozenset()  # revoked, not yet acknowledged
     revoke_deadline_ms: float = float("inf")  # fenced then unless acknowledged before
     in_group_since_ms: float = float("inf")  # start of its current unbroken stretch in the group
-    regex: str | None = None  # its subscription: this regex, or (None) the topic by name
 
     @property
-    def lease_end_ms(self) -> float:
+    def end_ms(self) -> float:
         return min(self.alive_until_ms, self.revoke_deadline_ms)
 
-    def fresh_id(self) -> str:
-        self.ids += 1
-        self.member_id = f"{self.client}-{self.ids}"
-        return self.member_id
+    def end(self) -> None:
+        """The member is out of the group: no lease, nothing being revoked."""
+        self.alive_until_ms = float("-inf")
+        self.revoking, self.revoke_deadline_ms = frozenset(), float("inf")
+        self.in_group_since_ms = float("inf")
 
 
 class ConsumerGroupMachine(EngineMachine):
@@ -128,6 +113,7 @@ class ConsumerGroupMachine(EngineMachine):
     def __init__(self) -> None:
         super().__init__()
         self.views: dict[str, ConsumerView] = {}
+        self.leases: dict[str, Lease] = {}  # by client, as the views
         self.assignor: str | None = None
         self.max_epoch: dict[str, int] = {}  # member id -> highest epoch answered
         self.intervals: list[tuple[str, tuple[str, int], float, float]] = []
@@ -139,10 +125,7 @@ class ConsumerGroupMachine(EngineMachine):
 
     def _version(self, api: str, vi: int) -> int | None:
         """The ``vi``-th exercised version of ``api``; None if the target speaks none of them."""
-        choices = self.context.versions.get(api, DEFAULT_CONSUMER_VERSIONS[api])
-        if api.startswith("Offset"):  # in this machine's order (the first is drawn most)
-            choices = [v for v in DEFAULT_CONSUMER_VERSIONS[api] if v in choices]
-        return choices[vi % len(choices)] if choices else None
+        return consumer_version(api, vi, self.context.versions)
 
     # ------------------------------------------------------------------ learning
     def _learn(self, request: Any, response: Response) -> None:
@@ -159,15 +142,11 @@ class ConsumerGroupMachine(EngineMachine):
             return  # an answer about another (bogus) identity: nothing this consumer keeps
         now = self.target.now_ms()
         self._expire(now)
-        gone = response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND) or (
-            response.error == NONE and request.member_epoch < 0
-        )
-        if gone:
-            self._own(v.member_id, (), min(now, v.lease_end_ms))
-            v.member_epoch, v.owned, v.reported = 0, (), None
-            v.alive_until_ms = float("-inf")
-            v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")
-            v.in_group_since_ms = float("inf")
+        lease = self.leases[request.client]
+        if left_group(request, response):
+            self._own(v.member_id, (), min(now, lease.end_ms))
+            v.learn(request, response)
+            lease.end()
             return
         if response.error != NONE:
             return
@@ -180,21 +159,21 @@ class ConsumerGroupMachine(EngineMachine):
                 f"{last}\n" + self.report()
             )
         self.max_epoch[v.member_id] = response.member_epoch
-        v.member_epoch = response.member_epoch
-        if v.lease_end_ms < now or v.in_group_since_ms == float("inf"):
-            v.in_group_since_ms = now  # a new stretch: the group may have been made anew
-        v.alive_until_ms = v.sent_ms + self._session_ms()
+        if lease.end_ms < now or lease.in_group_since_ms == float("inf"):
+            lease.in_group_since_ms = now  # a new stretch: the group may have been made anew
+        lease.alive_until_ms = lease.sent_ms + self._session_ms()
         reported = request.topic_partitions
-        if reported is not None and not {(t.topic, t.partition) for t in reported} & v.revoking:
-            v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")  # acknowledged
+        if reported is not None and not {(t.topic, t.partition) for t in reported} & lease.revoking:
+            lease.revoking, lease.revoke_deadline_ms = frozenset(), float("inf")  # acknowledged
         if response.assignment is not None:
             kept = {(tp.topic, tp.partition) for tp in response.assignment}
             revoked = {(tp.topic, tp.partition) for tp in v.owned} - kept
             if revoked:
-                if not v.revoking:
-                    v.revoke_deadline_ms = v.sent_ms + v.rebalance_timeout_ms
-                v.revoking = v.revoking | revoked
-            v.owned = response.assignment
+                if not lease.revoking:
+                    lease.revoke_deadline_ms = lease.sent_ms + v.rebalance_timeout_ms
+                lease.revoking = lease.revoking | revoked
+        v.learn(request, response)
+        if response.assignment is not None:
             self._own(v.member_id, v.owned, now)
 
     def _learn_described(self, r: ConsumerGroupDescribeResponse) -> None:
@@ -224,9 +203,9 @@ class ConsumerGroupMachine(EngineMachine):
             if any(
                 v.member_id in before
                 and v.member_id in target
-                and v.in_group_since_ms <= at
-                and v.lease_end_ms >= now
-                for v in self.views.values()
+                and self.leases[name].in_group_since_ms <= at
+                and self.leases[name].end_ms >= now
+                for name, v in self.views.items()
             ):
                 previous = before
         if self.last_target is None or self.last_target[0] != r.assignment_epoch:
@@ -268,9 +247,10 @@ class ConsumerGroupMachine(EngineMachine):
 
     def _expire(self, now: float) -> None:
         """A member whose session ended owns nothing from then on, whatever it believes."""
-        for v in self.views.values():
-            if v.member_epoch > 0 and v.lease_end_ms < now:
-                self._own(v.member_id, (), v.lease_end_ms)
+        for name, v in self.views.items():
+            end_ms = self.leases[name].end_ms
+            if v.member_epoch > 0 and end_ms < now:
+                self._own(v.member_id, (), end_ms)
 
     def _check_ownership(self) -> None:
         """``NoDoubleClientAssignment`` over the members' own answers, by Z3."""
@@ -278,9 +258,9 @@ class ConsumerGroupMachine(EngineMachine):
 
         now = self.target.now_ms()
         self._expire(now)
-        for v in self.views.values():
+        for name, v in self.views.items():
             if v.member_id:
-                self._own(v.member_id, (), min(now, v.lease_end_ms))
+                self._own(v.member_id, (), min(now, self.leases[name].end_ms))
         self.context.assignment_checks += 1
         result = check_ownership_timeline(
             [(m, tp, a / 1000.0, b / 1000.0) for m, tp, a, b in self.intervals]
@@ -307,46 +287,18 @@ class ConsumerGroupMachine(EngineMachine):
     ) -> None:
         if not self._idle(client):
             return
-        v = self.views[client]
-        joining = v.member_epoch == 0 if epoch is None else epoch == 0
-        if joining and not v.member_id:
-            v.fresh_id()
-        e = v.member_epoch if epoch is None else epoch
-        fields: dict[str, Any] = {}
-        if joining:
-            fields = {
-                "rebalance_timeout_ms": v.rebalance_timeout_ms,
-                "server_assignor": self.assignor,
-                "topic_partitions": (),
-            }
-            if v.regex is None:
-                fields["subscribed_topic_names"] = (self.topic,)
-            else:
-                fields["subscribed_topic_regex"] = v.regex
-        elif owned == "acked":
-            fields = {"topic_partitions": v.owned}
-        elif owned == "stale":
-            fields = {"topic_partitions": v.reported if v.reported is not None else v.owned}
-        if v.instance_id is not None:
-            fields.setdefault("instance_id", v.instance_id)
-        fields["version"] = self._version("ConsumerGroupHeartbeat", vi)
-        fields.update(overrides)
-        if fields.get("subscribed_topic_regex") is not None and (fields["version"] or 0) < 1:
-            # SubscribedTopicRegex is a v1 field (ConsumerGroupHeartbeatRequest.json)
-            api = "ConsumerGroupHeartbeat"
-            if 1 not in self.context.versions.get(api, DEFAULT_CONSUMER_VERSIONS[api]):
-                return
-            fields["version"] = 1
-        command = ConsumerGroupHeartbeat(
-            client=client,
-            member_id=v.member_id if member_id is None else member_id,
-            member_epoch=e,
-            **fields,
+        command = self.views[client].heartbeat(
+            index=vi,
+            negotiated=self.context.versions,
+            epoch=epoch,
+            owned=owned,
+            member_id=member_id,
+            changes=overrides,
         )
+        if command is None:
+            return
         if member_id is None:
-            if command.topic_partitions is not None:
-                v.reported = command.topic_partitions
-            v.sent_ms = self.target.now_ms()
+            self.leases[client].sent_ms = self.target.now_ms()
         self._run(command)
 
     # ------------------------------------------------------------------ rules
@@ -355,8 +307,11 @@ class ConsumerGroupMachine(EngineMachine):
         self.views[name] = ConsumerView(
             client=name,
             rebalance_timeout_ms=rebalance,
+            topics=(self.topic,),
             instance_id=f"{name}-instance" if static else None,
+            server_assignor=self.assignor,
         )
+        self.leases[name] = Lease()
         return name
 
     @initialize(assignor=st.sampled_from(ASSIGNORS))
@@ -365,6 +320,8 @@ class ConsumerGroupMachine(EngineMachine):
         between two assignors by ``HashMap`` order; the model allows both, the search need not
         aim there)."""
         self.assignor = assignor
+        for v in self.views.values():  # consumers made before this rule ran
+            v.server_assignor = assignor
 
     client_settings = {
         "rebalance": st.sampled_from(REBALANCE_TIMEOUTS_MS),
@@ -391,12 +348,11 @@ class ConsumerGroupMachine(EngineMachine):
         is a new member, the old one lingers until its session runs out."""
         if not self._idle(client):
             return
-        v = self.views[client]
+        v, lease = self.views[client], self.leases[client]
         if v.member_id:
-            self._own(v.member_id, (), min(self.target.now_ms(), v.lease_end_ms))
-        v.fresh_id()
-        v.member_epoch, v.owned, v.reported = 0, (), None
-        v.revoking, v.revoke_deadline_ms = frozenset(), float("inf")
+            self._own(v.member_id, (), min(self.target.now_ms(), lease.end_ms))
+        v.restart()
+        lease.revoking, lease.revoke_deadline_ms = frozenset(), float("inf")
         self._heartbeat(client, vi, epoch=0)
 
     @rule(client=clients, vi=VERSION_INDEX)
@@ -467,7 +423,8 @@ class ConsumerGroupMachine(EngineMachine):
     def invalid(self, client: str, vi: int, what: str) -> None:
         """Requests a correct consumer never sends, each refused by a rule of its own."""
         if what == "stranger":
-            self._heartbeat(client, vi, epoch=3, member_id=f"{client}-stranger", owned="null")
+            stranger = self.views[client].stranger_id()
+            self._heartbeat(client, vi, epoch=3, member_id=stranger, owned="null")
         elif what == "no-subscription":
             self._heartbeat(
                 client, vi, epoch=0, subscribed_topic_names=None, subscribed_topic_regex=None
@@ -524,7 +481,7 @@ class ConsumerGroupMachine(EngineMachine):
             return
         fields: dict[str, Any]
         if regex is None:
-            fields = {"subscribed_topic_names": (self.topic,), "subscribed_topic_regex": ""}
+            fields = {"subscribed_topic_names": v.topics, "subscribed_topic_regex": ""}
         else:
             fields = {"subscribed_topic_names": (), "subscribed_topic_regex": regex}
         self._heartbeat(client, vi, owned="acked", **fields)
@@ -533,7 +490,7 @@ class ConsumerGroupMachine(EngineMachine):
     def describe(self, client: str, vi: int) -> None:
         version = self._version("ConsumerGroupDescribe", vi)
         if self._idle(client) and version is not None:
-            self._run(ConsumerGroupDescribe(client=client, version=version))
+            self._run(self.views[client].describe(version=version))
 
     def _partitions(self, v: ConsumerView, which: str) -> tuple[TopicPartition, ...]:
         every = tuple(
@@ -560,14 +517,7 @@ class ConsumerGroupMachine(EngineMachine):
         version = self._version("OffsetCommit", vi)
         if not v.member_id or version is None or not self._idle(client):
             return
-        e = {
-            "current": v.member_epoch,
-            "previous": v.member_epoch - 1,
-            "ahead": v.member_epoch + 1,
-            "zero": 0,
-            "none": -1,
-        }[epoch]
-        if e < 0 and not self.committed:
+        if v.commit_epoch(epoch) < 0 and not self.committed:
             return
         meta = "x" * (self._metadata_limit() + 1) if metadata == "too-large" else metadata
         offsets = []
@@ -578,16 +528,7 @@ class ConsumerGroupMachine(EngineMachine):
                     topic=tp.topic, partition=tp.partition, offset=self.next_offset, metadata=meta
                 )
             )
-        self._run(
-            OffsetCommit(
-                client=client,
-                member_id=v.member_id,
-                generation_id=e,
-                group_instance_id=v.instance_id if version >= 7 else None,
-                offsets=tuple(offsets),
-                version=version,
-            )
-        )
+        self._run(v.offset_commit(version=version, offsets=tuple(offsets), epoch=epoch))
 
     def _metadata_limit(self) -> int:
         config = getattr(self.engine.model, "config", None)
@@ -601,21 +542,7 @@ class ConsumerGroupMachine(EngineMachine):
         version = self._version("OffsetFetch", vi)
         if version is None or not self._idle(client):
             return
-        member: dict[str, Any] = {}
-        if version >= 9 and who != "admin" and v.member_id:
-            member = {
-                "member": {"member_id": v.member_id, "member_epoch": v.member_epoch},
-                "stale": {"member_id": v.member_id, "member_epoch": v.member_epoch - 1},
-                "stranger": {"member_id": f"{client}-stranger", "member_epoch": 1},
-            }[who]
-        self._run(
-            OffsetFetch(
-                client=client,
-                partitions=self._partitions(v, "all"),
-                version=version,
-                **member,
-            )
-        )
+        self._run(v.offset_fetch(version=version, partitions=self._partitions(v, "all"), who=who))
 
     @rule(
         kind=st.sampled_from(DEADLINE_KINDS),

@@ -65,6 +65,7 @@ from kgc.model.errors import (
     INCONSISTENT_GROUP_PROTOCOL,
     NONE,
 )
+from kgc.model.requests import CLASSIC_REQUESTS, DEFAULT_REQUESTS
 
 # what ``aim`` steers to: the universe but the cells a plain run cannot reach (a fault, a setting)
 CLASSIC_UNIVERSE = frozenset(universe())
@@ -175,6 +176,9 @@ class SuiteContext:
     # request types the target cannot be sent (``conformance/wire/negotiate.py``): their rules send
     # none
     unsupported: frozenset[str] = frozenset()
+    # request types drawn only when asked (``RequestType.opt_in``, ``model/requests.py``): the
+    # classic machine has their rules only when they are named here (``machine_for``)
+    opt_in: frozenset[str] = frozenset()
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     on_example_end: Callable[[Any], None] | None = None
     # filled as examples run
@@ -208,31 +212,22 @@ class SuiteContext:
         """The ``index``-th exercised version of ``api`` (wrapping). Versions are drawn as plain
         rule arguments, never inside a rule, so what Hypothesis draws cannot depend on what the
         broker answered (that would make replays "flaky" in the strategy, not in the broker)."""
-        choices = self.versions.get(api) or DEFAULT_VERSIONS[api]
+        choices = self.versions.get(api) or drawn_versions(api)
         return choices[index % len(choices)]
 
     def version_from(self, api: str, minimum: int, index: int) -> int | None:
         """Like :meth:`version`, among the exercised versions of ``api`` that are at least
         ``minimum`` (a field that only those carry); ``None`` when the broker offers none (a
         release before the field: such a request cannot be sent to it)."""
-        choices = [v for v in self.versions.get(api) or DEFAULT_VERSIONS[api] if v >= minimum]
+        choices = [v for v in self.versions.get(api) or drawn_versions(api) if v >= minimum]
         return choices[index % len(choices)] if choices else None
 
 
 # Versions exercised by default, where the broker and its line's rules accept them
-# (``conformance/wire/negotiate.py``; KIP-896 removed the oldest ones in 4.0). JoinGroup v3 is
-# before KIP-394's member-id handshake, v4+ after it; v5+ carries group.instance.id (KIP-345).
-# SyncGroup v5 names the protocol (KIP-559), so a wrong one can be sent (``misuse``); OffsetCommit
-# v9 and DescribeGroups v6 (4.x) answer a missing group GROUP_ID_NOT_FOUND.
+# (``conformance/wire/negotiate.py``; KIP-896 removed the oldest ones in 4.0): each request type's
+# own (``model/requests.py``, which says why these), for the types every search draws.
 DEFAULT_VERSIONS: dict[str, tuple[int, ...]] = {
-    "JoinGroup": (3, 5, 7),
-    "SyncGroup": (3, 4, 5),
-    "Heartbeat": (3, 4),
-    "LeaveGroup": (3, 4),
-    "OffsetCommit": (7, 8, 9),
-    "OffsetFetch": (6, 7),
-    "DescribeGroups": (4, 5, 6),
-    "FindCoordinator": (3,),
+    name: CLASSIC_REQUESTS[name].drawn_versions for name in DEFAULT_REQUESTS
 }
 # What real clients get wrong (``GroupMachine.misuse``): a SyncGroup naming another protocol, or
 # none (v5+); a JoinGroup with no protocols, or no protocol type, or a member id the group never
@@ -254,7 +249,15 @@ OVERSIZED_METADATA = 4097
 OVERSIZED_MEMBER_ID = 1024
 
 
-def line_versions(model: Model[Any]) -> dict[str, tuple[int, ...]]:
+def drawn_versions(api: str) -> tuple[int, ...]:
+    """The versions of ``api`` a search draws by default: :data:`DEFAULT_VERSIONS`, or for an
+    opt-in request type its own (``model/requests.py``)."""
+    return DEFAULT_VERSIONS.get(api) or CLASSIC_REQUESTS[api].drawn_versions
+
+
+def line_versions(
+    model: Model[Any], opt_in: frozenset[str] = frozenset()
+) -> dict[str, tuple[int, ...]]:
     """:data:`DEFAULT_VERSIONS` within the versions the ``model``'s release line accepts
     (``Profile.api_ranges``), for a search no broker negotiated versions for (a model-only one);
     empty for a model without a line."""
@@ -262,7 +265,8 @@ def line_versions(model: Model[Any]) -> dict[str, tuple[int, ...]]:
     if profile is None or not hasattr(profile, "api_range"):
         return {}
     out: dict[str, tuple[int, ...]] = {}
-    for api, versions in DEFAULT_VERSIONS.items():
+    drawn = {**DEFAULT_VERSIONS, **{api: drawn_versions(api) for api in sorted(opt_in)}}
+    for api, versions in drawn.items():
         try:
             r = profile.api_range(api)
         except KeyError:
@@ -322,7 +326,7 @@ class EngineMachine(RuleBasedStateMachine):
             config=ctx.engine_config,
         )
         if not ctx.versions:  # no broker negotiated them: the versions the model's line accepts
-            ctx.versions = line_versions(self.engine.model)
+            ctx.versions = line_versions(self.engine.model, ctx.opt_in)
         self._last_sender: str | None = None  # client of the last command, if a request
         # what ``aim`` steers by: the cells reached before this example, and those it knows a
         # candidate can reach (``SuiteContext``)
@@ -1222,9 +1226,47 @@ class GroupMachine(EngineMachine):
         self._enter(name, version)
 
 
+# ListGroups filters the rule draws (states v4+, types v5+; Kafka compares them ignoring case)
+LIST_STATE_FILTERS: tuple[tuple[str, ...], ...] = (
+    (),
+    ("Stable",),
+    ("empty", "PreparingRebalance"),
+    ("CompletingRebalance",),
+)
+LIST_TYPE_FILTERS: tuple[tuple[str, ...], ...] = ((), ("classic",), ("Consumer",))
+
+
+class ListingGroupMachine(GroupMachine):
+    """:class:`GroupMachine` with the opt-in ListGroups rule (``model/requests.py``). A rule of
+    its own class, not of ``GroupMachine``: Hypothesis draws a rule by its index among all the
+    machine's rules, so one more rule would change every seeded search's draws (the quality
+    tests and ``tests/properties/test_search_reach.py`` depend on them)."""
+
+    @rule(
+        client=GroupMachine.clients,
+        vi=VERSION_INDEX,
+        states=st.sampled_from(LIST_STATE_FILTERS),
+        types=st.sampled_from(LIST_TYPE_FILTERS),
+    )
+    def list_groups(
+        self, client: str, vi: int, states: tuple[str, ...], types: tuple[str, ...]
+    ) -> None:
+        """ListGroups, filtered or not; the answer is checked for the run's own group
+        (``model/classic/list_groups.py``)."""
+        if self._busy(client):
+            return
+        version = self.context.version("ListGroups", vi)
+        command = self.views[client].list_groups(
+            version=version, states_filter=states, types_filter=types
+        )
+        self._run(command)
+
+
 def machine_for(context: SuiteContext) -> type[GroupMachine]:
-    """A concrete machine class bound to ``context`` (Hypothesis instantiates it per example)."""
-    return type("GroupMachineUnderTest", (GroupMachine,), {"context": context})
+    """A concrete machine class bound to ``context`` (Hypothesis instantiates it per example):
+    with the ListGroups rule where ``context.opt_in`` names it."""
+    base = ListingGroupMachine if "ListGroups" in context.opt_in else GroupMachine
+    return type("GroupMachineUnderTest", (base,), {"context": context})
 
 
 def search(

@@ -3,7 +3,8 @@ side, checked against :class:`~kgc.model.consumer.migration.MigratingGroupModel`
 
 The classic clients are :class:`~kgc.properties.machine.GroupMachine`'s, with all its rules and
 invariants. Up to :data:`MAX_CONSUMERS` consumers join beside them with ConsumerGroupHeartbeat, as
-a consumer with ``group.protocol=consumer`` does (``ConsumerMembershipManager``): a member id of
+a consumer with ``group.protocol=consumer`` does — the consumer machine's
+:class:`~kgc.model.client_view.ConsumerView`, subscribed to the run's topic by name: a member id of
 its own (KIP-1082), epoch 0 to join with a full request, then the epoch and the partitions it was
 last given; on ``FENCED_MEMBER_EPOCH``, ``UNKNOWN_MEMBER_ID`` or ``GROUP_ID_NOT_FOUND`` it drops its
 partitions and joins again. So the group id passes from one protocol to the other whenever one
@@ -15,25 +16,20 @@ crossing rules of ``model/consumer/migration.py`` are about.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, rule
-from kgc.model.client_view import simple_commit
+from kgc.model.client_view import ConsumerView, consumer_version, simple_commit
 from kgc.model.commands import (
     NO_GENERATION,
-    ConsumerGroupDescribe,
-    ConsumerGroupHeartbeat,
-    ConsumerGroupHeartbeatResponse,
     JoinGroupResponse,
     LeaveGroup,
     MemberIdentity,
     Response,
-    TopicPartition,
     TopicPartitionOffset,
 )
-from kgc.model.errors import FENCED_MEMBER_EPOCH, GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
+from kgc.model.errors import NONE
 from kgc.properties.machine import VERSION_INDEX, GroupMachine, SuiteContext
 
 MAX_CONSUMERS = 2
@@ -44,25 +40,6 @@ CONSUMER_ACTIONS = (
     "leave",
     "stale",
 )  # ``consumers_act``; heartbeats twice as often
-# ConsumerGroupHeartbeat and ConsumerGroupDescribe versions when no broker negotiated them
-CONSUMER_VERSIONS = (0, 1)
-
-
-@dataclass(slots=True)
-class Consumer:
-    """What one KIP-848 consumer knows from its own answers."""
-
-    client: str
-    rebalance_timeout_ms: int
-    ids: int = 0
-    member_id: str = ""
-    member_epoch: int = 0  # 0: not in the group; the next heartbeat joins
-    owned: tuple[TopicPartition, ...] = ()
-
-    def fresh_id(self) -> str:
-        self.ids += 1
-        self.member_id = f"{self.client}-{self.ids}"
-        return self.member_id
 
 
 class MigrationMachine(GroupMachine):
@@ -72,12 +49,8 @@ class MigrationMachine(GroupMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.consumer_views: dict[str, Consumer] = {}
+        self.consumer_views: dict[str, ConsumerView] = {}
         self.crossed = False  # a JoinGroup was answered by a consumer group (``_learn``)
-
-    def _consumer_version(self, api: str, vi: int) -> int:
-        choices = self.context.versions.get(api) or CONSUMER_VERSIONS
-        return choices[vi % len(choices)]
 
     def aim(self, plan: tuple[int, int, int]) -> None:  # not a rule here (module docstring)
         return None
@@ -101,26 +74,15 @@ class MigrationMachine(GroupMachine):
                     self.leaders, self.max_generation = {}, NO_GENERATION
             super()._learn(request, response)
             return
-        if not isinstance(response, ConsumerGroupHeartbeatResponse):
-            return
-        if not isinstance(request, ConsumerGroupHeartbeat) or request.member_id != k.member_id:
-            return
-        if response.error in (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, GROUP_ID_NOT_FOUND) or (
-            response.error == NONE and request.member_epoch < 0
-        ):
-            k.member_epoch, k.owned = 0, ()
-            return
-        if response.error != NONE:
-            return
-        k.member_epoch = response.member_epoch
-        if response.assignment is not None:
-            k.owned = response.assignment
+        k.learn(request, response)
 
     def _add_consumer(self, rebalance: int) -> str:
         if len(self.consumer_views) >= MAX_CONSUMERS:
             return f"k{MAX_CONSUMERS}"
         name = f"k{len(self.consumer_views) + 1}"
-        self.consumer_views[name] = Consumer(client=name, rebalance_timeout_ms=rebalance)
+        self.consumer_views[name] = ConsumerView(
+            client=name, rebalance_timeout_ms=rebalance, topics=(self.topic,)
+        )
         return name
 
     @initialize(
@@ -166,7 +128,7 @@ class MigrationMachine(GroupMachine):
         if side == "consumer":
             for name, k in self.consumer_views.items():
                 if k.member_epoch > 0:
-                    self._heartbeat(name, vi, epoch=-1)
+                    self._heartbeat(name, vi, epoch=-1, owned="null")
             if take_over and self.views:
                 self._enter(min(self.views), self.context.version("JoinGroup", vi))
             return
@@ -179,31 +141,18 @@ class MigrationMachine(GroupMachine):
         if take_over and self.consumer_views:
             self._heartbeat(min(self.consumer_views), vi)
 
-    def _heartbeat(self, client: str, vi: int, *, epoch: int | None = None) -> None:
+    def _heartbeat(
+        self, client: str, vi: int, *, epoch: int | None = None, owned: str = "acked"
+    ) -> None:
+        """The consumer's next heartbeat (:meth:`ConsumerView.heartbeat`); a leave reports
+        nothing as owned (``owned="null"``)."""
         if not self._idle(client):
             return
-        k = self.consumer_views[client]
-        e = k.member_epoch if epoch is None else epoch
-        if e == 0 and not k.member_id:
-            k.fresh_id()
-        fields: dict[str, Any] = {}
-        if e == 0:
-            fields = {
-                "rebalance_timeout_ms": k.rebalance_timeout_ms,
-                "subscribed_topic_names": (self.topic,),
-                "topic_partitions": (),
-            }
-        elif e > 0:
-            fields = {"topic_partitions": k.owned}
-        self._run(
-            ConsumerGroupHeartbeat(
-                client=client,
-                member_id=k.member_id,
-                member_epoch=e,
-                version=self._consumer_version("ConsumerGroupHeartbeat", vi),
-                **fields,
-            )
+        command = self.consumer_views[client].heartbeat(
+            index=vi, negotiated=self.context.versions, epoch=epoch, owned=owned
         )
+        if command is not None:
+            self._run(command)
 
     @rule(consumer=consumers, vi=VERSION_INDEX)
     def consumer_heartbeat(self, consumer: str, vi: int) -> None:
@@ -213,7 +162,7 @@ class MigrationMachine(GroupMachine):
     @rule(consumer=consumers, vi=VERSION_INDEX)
     def consumer_leave(self, consumer: str, vi: int) -> None:
         if self.consumer_views[consumer].member_id:
-            self._heartbeat(consumer, vi, epoch=-1)
+            self._heartbeat(consumer, vi, epoch=-1, owned="null")
 
     @rule(consumer=consumers, vi=VERSION_INDEX)
     def consumer_stale_epoch(self, consumer: str, vi: int) -> None:
@@ -252,15 +201,15 @@ class MigrationMachine(GroupMachine):
             if action == "beat":
                 self._heartbeat(name, vi)
             elif k.member_id and action == "leave":
-                self._heartbeat(name, vi, epoch=-1)
+                self._heartbeat(name, vi, epoch=-1, owned="null")
             elif k.member_id and action == "stale":
                 self._heartbeat(name, vi, epoch=k.member_epoch + 1)
 
     @rule(consumer=consumers, vi=VERSION_INDEX)
     def consumer_describe(self, consumer: str, vi: int) -> None:
-        if self._idle(consumer):
-            version = self._consumer_version("ConsumerGroupDescribe", vi)
-            self._run(ConsumerGroupDescribe(client=consumer, version=version))
+        version = consumer_version("ConsumerGroupDescribe", vi, self.context.versions)
+        if self._idle(consumer) and version is not None:
+            self._run(self.consumer_views[consumer].describe(version=version))
 
 
 def migration_machine_for(context: SuiteContext) -> type[MigrationMachine]:

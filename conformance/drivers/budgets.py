@@ -8,5 +8,5 @@ whole minute on most of them while the deletion pass left traces of 1 to 3 comma
 so 30 s. Kept in a module of its own so the command line can show them without importing the suite.
 """
 
-SHRINK_BUDGET_S = 30.0  # Hypothesis's shrinking (``run_suite(shrink_budget_s=…)``)
-MINIMIZE_BUDGET_S = 30.0  # the deletion passes after it (``run_suite(minimize_budget_s=…)``)
+SHRINK_BUDGET_S = 30.0  # Hypothesis's shrinking (``Search(shrink_budget_s=…)``)
+MINIMIZE_BUDGET_S = 30.0  # the deletion passes after it (``Output(minimize_budget_s=…)``)

@@ -23,12 +23,13 @@ keep their arrival times.
 Faults are injected only into a cluster whose provider says ``can_inject_faults`` (kgc started
 it): :class:`~kgc.conformance.faults.nemesis.Nemesis` refuses any other with a one-line error.
 
-:func:`run_fault_suite` runs through the suite's one driver (``suite.run_suite``), passing these
-targets, the cluster-aware model, this machine and the nemesis as its ``Workload``; each example
-ends with ``Engine.finish`` before the heal. :func:`replay_faulty` replays a saved fault-mixed
-trace (``kgc.engine.replay``) on a fresh group coordinated by the node the recording started on:
-a restarted node that leads nothing is made leader again by a preferred-leader election, and the
-group's partition is settled and written to once before the history starts.
+:func:`fault_workload` is the suite's ``Workload`` for this: these targets, the cluster-aware model,
+this machine and the nemesis; :func:`run_fault_suite` runs it through the suite's one driver
+(``suite.run_workload``); each example ends with ``Engine.finish`` before the heal.
+:func:`replay_faulty` replays a saved fault-mixed trace (``kgc.engine.replay``) on a fresh group
+coordinated by the node the recording started on: a restarted node that leads nothing is made
+leader again by a preferred-leader election, and the group's partition is settled and written to
+once before the history starts.
 """
 
 from __future__ import annotations
@@ -42,7 +43,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
-from kgc.conformance.drivers.suite import SuiteResult, Workload, hypothesis_settings, run_suite
+from kgc.conformance.drivers.suite import (
+    BrokerAccess,
+    Output,
+    Search,
+    SuiteResult,
+    hypothesis_settings,
+    run_workload,
+)
+from kgc.conformance.drivers.workloads import Harness, Workload
 from kgc.conformance.errors import KgcError
 from kgc.conformance.faults.nemesis import Nemesis, nemesis_rules
 from kgc.conformance.wire import encoding as wire
@@ -585,6 +594,82 @@ def fault_machine_for(
     )
 
 
+def fault_workload(
+    broker: Any, *, model_factory: Callable[[dict[str, Any], str], Any] | None = None
+) -> Workload:
+    """The fault-mixed classic workload on ``broker`` (a cluster kgc started): targets that follow
+    the coordinator (:class:`FailoverBrokerTarget`, each on a group whose partition every node
+    agrees on), the cluster-aware model built for the coordinator the example starts on
+    (``ClusterGroupModel``; ``model_factory(model_record, group_id)`` replaces it), this
+    module's machine, and the nemesis (which refuses a broker kgc did not start, with one
+    line). Its traces are the ``classic-faults`` scenario; time scales as the classic suite's."""
+    nemesis = Nemesis(broker)  # refuses a broker kgc did not start, with one line
+
+    def build(
+        cluster: Cluster,
+        description: dict[str, Any],
+        *,
+        topic: str,
+        factory: Callable[[dict[str, Any], str], Any] | None = None,
+        reuse_connections: bool = True,
+    ) -> Harness:
+        return _fault_harness(broker, nemesis, cluster, description, factory)
+
+    return Workload(
+        name="classic-faults",
+        scenario="classic-faults",
+        build=build,
+        model_factory=model_factory,
+    )
+
+
+def _fault_harness(
+    broker: Any,
+    nemesis: Nemesis,
+    cluster: Cluster,
+    description: dict[str, Any],
+    model_factory: Callable[[dict[str, Any], str], Any] | None,
+) -> Harness:
+    """The fault workload's harness for one run (:func:`fault_workload`): the cluster settled
+    whole before the first example."""
+    from kgc.conformance.wire.brokerconfig import facts
+    from kgc.engine.registry import build_cluster, cluster_manifest
+
+    factory = model_factory or build_cluster
+    partitions = int(description["group_config"].get("offsets.topic.num.partitions", 50))
+    settle_all(cluster, set(cluster.brokers))
+    targets: list[FailoverBrokerTarget] = []
+    models: list[dict[str, Any]] = []
+
+    def open_target(gid: str) -> FailoverBrokerTarget:
+        end = time.monotonic() + 30.0
+        while True:
+            leader = agree_on_coordinator(cluster, gid, partitions)
+            target = FailoverBrokerTarget(cluster, gid, description=description, nemesis=nemesis)
+            if target.coordinator_id == leader or time.monotonic() > end:
+                break  # (a disagreement left at the deadline shows as the example's divergence)
+            target.close()
+            time.sleep(0.1)
+        targets.append(target)
+        return target
+
+    def new_model(gid: str) -> Any:
+        coordinator = targets[-1].coordinator_id
+        live = {**description, **facts(cluster)}
+        record = cluster_manifest(live, coordinator)
+        models.append(record)
+        return factory(record, gid)
+
+    def machine(context: SuiteContext) -> type[FaultGroupMachine]:
+        cls = fault_machine_for(
+            context, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
+        )
+        cls.models = models
+        return cls
+
+    return Harness(open_target=open_target, new_model=new_model, machine=machine, nemesis=nemesis)
+
+
 def run_fault_suite(
     broker: Any,
     *,
@@ -598,71 +683,31 @@ def run_fault_suite(
     example_traces: list[Any] | None = None,
 ) -> SuiteResult:
     """Run the fault-mixed classic suite once on ``broker`` (a cluster kgc started), through the
-    suite's one driver (:func:`~kgc.conformance.drivers.suite.run_suite`). Returns a
-    :class:`~kgc.conformance.drivers.suite.SuiteResult`; never raises for a divergence.
-    ``model_factory(model_record, group_id)`` replaces how the model is built (quality tests).
-    Given a list, ``example_traces`` receives every example's trace, passing or not, in run
-    order."""
+    suite's one driver (:func:`~kgc.conformance.drivers.suite.run_workload`, with
+    :func:`fault_workload`). Returns a :class:`~kgc.conformance.drivers.suite.SuiteResult`;
+    never raises for a divergence. ``model_factory(model_record, group_id)`` replaces how the
+    model is built (quality tests). Given a list, ``example_traces`` receives every example's
+    trace, passing or not, in run order."""
     from kgc.conformance.brokers.session import description_of
-    from kgc.conformance.wire.brokerconfig import facts
-    from kgc.engine.registry import build_cluster, cluster_manifest
 
-    nemesis = Nemesis(broker)  # refuses a broker kgc did not start, with one line
-    factory = model_factory or build_cluster
-
-    def workload(cluster: Cluster, description: dict[str, Any]) -> Workload:
-        partitions = int(description["group_config"].get("offsets.topic.num.partitions", 50))
-        settle_all(cluster, set(cluster.brokers))
-        targets: list[FailoverBrokerTarget] = []
-        models: list[dict[str, Any]] = []
-
-        def open_target(gid: str) -> FailoverBrokerTarget:
-            end = time.monotonic() + 30.0
-            while True:
-                leader = agree_on_coordinator(cluster, gid, partitions)
-                target = FailoverBrokerTarget(
-                    cluster, gid, description=description, nemesis=nemesis
-                )
-                if target.coordinator_id == leader or time.monotonic() > end:
-                    break  # (a disagreement left at the deadline shows as the example's divergence)
-                target.close()
-                time.sleep(0.1)
-            targets.append(target)
-            return target
-
-        def new_model(gid: str) -> Any:
-            coordinator = targets[-1].coordinator_id
-            live = {**description, **facts(cluster)}
-            record = cluster_manifest(live, coordinator)
-            models.append(record)
-            return factory(record, gid)
-
-        def machine(context: SuiteContext) -> type[FaultGroupMachine]:
-            cls = fault_machine_for(
-                context, broker=broker, cluster=cluster, nemesis=nemesis, partitions=partitions
-            )
-            cls.models = models
-            return cls
-
-        return Workload(
-            open_target=open_target, new_model=new_model, machine=machine, nemesis=nemesis
-        )
-
+    workload = fault_workload(broker, model_factory=model_factory)
     base = hypothesis_settings("quick")
     overrides = {"max_examples": 4, "stateful_step_count": 16, **(settings_overrides or {})}
-    return run_suite(
-        bootstrap_servers=broker.bootstrap_servers,
-        description=description_of(broker),
-        profile=profile,
-        seed=seed,
-        traces_dir=traces_dir,
-        scenario="classic-faults",
-        checker_config=checker_config,
-        group_prefix="kgc-faults-",
-        shrink_budget_s=shrink_budget_s,
-        workload=workload,
-        search_settings=type(base)(base, **overrides),
-        example_traces=example_traces,
+    return run_workload(
+        workload,
+        BrokerAccess(
+            bootstrap_servers=broker.bootstrap_servers,
+            description=description_of(broker),
+            group_prefix="kgc-faults-",
+        ),
+        search=Search(
+            profile=profile,
+            seed=seed,
+            search_settings=type(base)(base, **overrides),
+            shrink_budget_s=shrink_budget_s,
+            checker_config=checker_config,
+        ),
+        output=Output(traces_dir=traces_dir, example_traces=example_traces),
     )
 
 

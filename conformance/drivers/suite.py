@@ -1,23 +1,34 @@
 """The differential suite against a real broker: the one engine behind ``kgc check`` and pytest.
 
-``run_suite(target, …)`` opens a cluster connection, creates the suite's topic (with the ``kgc-``
-prefix), and lets Hypothesis drive :class:`~kgc.properties.machine.GroupMachine` with a fresh
-group id per example, every command sent both to the model (through the checker) and to the broker.
-A failure is shrunk by Hypothesis (each replay on a fresh group), and the minimal trace is saved to
-``traces/<scenario>_<check>_<fingerprint>.json``. A failure that does not reproduce on replay is
-reported as *flaky*, with both traces saved, never dropped. Every example ends with
-``Engine.finish`` (answers still arriving are checked before its target closes).
+A run is ``run_workload(workload, broker, search=…, output=…)``: a
+:class:`~kgc.conformance.drivers.workloads.Workload` (what is driven: the classic, the KIP-848
+consumer, the migration or the fault-mixed protocol, ``workloads.py``), where and how to reach the
+broker (:class:`BrokerAccess`), how Hypothesis searches (:class:`Search`) and what is kept
+(:class:`Output`). It goes in three parts, and asks the workload, never a protocol's name, for
+everything that differs between protocols:
 
-What a run drives is a :class:`Workload`: by default the classic machine on ``BrokerTarget``
-targets and the model the broker's facts give; the fault-mixed suite
-(``fault_suite.run_fault_suite``) passes its own — targets that follow the coordinator, the
-cluster-aware model, the machine with nemesis rules, the nemesis (healed when the run ends) —
-through this same driver. :func:`replay_on_broker` replays a saved trace (``kgc.engine.replay``).
+1. :func:`configure` opens a cluster connection, reads the broker's facts, negotiates request
+   versions, scales time as the workload says, creates the suite's topic (with the ``kgc-``
+   prefix) and has the workload build its harness: targets, model, machine class, nemesis.
+2. :func:`search_examples` lets Hypothesis drive the harness's machine
+   (:class:`~kgc.properties.machine.GroupMachine` for the classic protocol) with a fresh group id
+   per example, every command sent both to the model (through the checker) and to the broker.
+   Every example ends with ``Engine.finish`` (answers still arriving are checked before its target
+   closes); a nemesis is healed when the search ends.
+3. :func:`save_findings`: a failure is shrunk by Hypothesis (each replay on a fresh group), and the
+   minimal trace is saved to ``traces/<scenario>_<check>_<fingerprint>.json``. A failure that
+   does not reproduce on replay is reported as *flaky*, with both traces saved, never dropped.
 
-With ``record_dir`` every executed example — generated, replayed or shrunk, passing or not — is
-also written as its own JSONL trace (format v1, ``engine/traces.py``): the manifest (target
-implementation/version/mode, seed, profile, model, checker tolerances), every recorded event with
-the broker's measured ``latency_ms``, and the verdict. The layout is a trace corpus as
+:func:`run_suite` takes the same as keywords (``protocol="consumer"``, ``seed=…``,
+``traces_dir=…``; :func:`suite_parts`); the fault-mixed suite (``fault_suite.run_fault_suite``)
+passes its own workload — targets that follow the coordinator, the cluster-aware model, the machine
+with nemesis rules, the nemesis — through this same driver. :func:`replay_on_broker` replays a
+saved trace (``kgc.engine.replay``).
+
+With ``Output.record_dir`` every executed example — generated, replayed or shrunk, passing or
+not — is also written as its own JSONL trace (format v1, ``engine/traces.py``): the manifest
+(target implementation/version/mode, seed, profile, model, checker tolerances), every recorded
+event with the broker's measured ``latency_ms``, and the verdict. The layout is a trace corpus as
 ``kgc report`` / ``pipeline/convert.py`` read it::
 
     <record_dir>/<implementation>-<version>-<mode>/<group id>_<trace id>.jsonl
@@ -25,8 +36,8 @@ the broker's measured ``latency_ms``, and the verdict. The layout is a trace cor
 Each file is written atomically (temporary file, then rename) and never replaces a different
 existing file (``traces.save`` picks ``…-2.jsonl`` instead), so several runs — say one per Kafka
 version — can record into one folder. The recorded ``manifest.model`` is the model record the
-broker's facts gave; a custom ``model_factory`` (quality tests) is not named in it, so re-checking
-such a recording with the real model may rightly disagree with its recorded verdict.
+broker's facts gave; a workload's custom ``model_factory`` (quality tests) is not named in it, so
+re-checking such a recording with the real model may rightly disagree with its recorded verdict.
 
 Settings profiles (docs/design-notes.md, "Hypothesis against a live system"): steps are slow next to
 pure code, so ``deadline=None``, a bounded ``stateful_step_count``, and the too-slow health checks
@@ -51,12 +62,22 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 from kgc.conformance.drivers.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
 from kgc.conformance.drivers.minimize import minimize
+from kgc.conformance.drivers.workloads import (
+    CLASSIC,
+    Harness,
+    ModelFactory,
+    Workload,
+    workload_named,
+)
+
+# the builders, where scripted scenarios (``tests/scripted.py``) have always found them
+from kgc.conformance.drivers.workloads import consumer_workload as consumer_workload
+from kgc.conformance.drivers.workloads import migration_workload as migration_workload
 from kgc.conformance.errors import KgcError
 from kgc.engine.loop import EngineConfig
 from kgc.engine.replay import Replay, replay, topic_of
 from kgc.engine.traces import Trace, save, save_failure
-from kgc.model.apis import CONSUMER_GROUP_APIS, OFFSET_APIS, keys_of
-from kgc.model.checker import CheckerConfig, Model
+from kgc.model.checker import CheckerConfig
 from kgc.model.history import Fault
 from kgc.properties.machine import (
     KNOWN_BUG,
@@ -67,14 +88,11 @@ from kgc.properties.machine import (
     InvariantError,
     SuiteContext,
     TargetLost,
-    machine_for,
-    time_scale_for,
 )
 
 if TYPE_CHECKING:
-    from kgc.conformance.faults.nemesis import Nemesis
     from kgc.conformance.wire.client import Cluster
-    from kgc.engine.target import Target
+
 
 SEARCH_PROFILES: dict[str, dict[str, Any]] = {
     # fast enough for every CI run; still reaches every group state
@@ -196,474 +214,386 @@ def _shrink_budget(seconds: float | None) -> Iterator[None]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Workload:
-    """What one run of the suite drives, built once the run's cluster connection is open: per
-    example a target and a model for a fresh group, the state machine class bound to the run's
-    context, and the nemesis whose faults are healed when the run ends (None: no faults)."""
+class BrokerAccess:
+    """The broker under test, what the run knows of it, and how the run names and reaches what it
+    makes there."""
 
-    open_target: Callable[[str], Target]  # group id -> a fresh target for that group
-    new_model: Callable[[str], Model[Any]]  # group id -> a fresh model for that group
-    machine: Callable[[SuiteContext], type[GroupMachine]] = machine_for
-    nemesis: Nemesis | None = None
-    model_record: dict[str, Any] | None = None  # the manifest's model record, one for the run
+    bootstrap_servers: str
+    description: dict[str, Any]  # ``session.description_of``: implementation, version, mode, …
+    # group settings the user gives (``--broker-config``), which win over what the broker says
+    # and fill in what it does not (``brokerconfig.facts``)
+    broker_config: dict[str, int] | None = None
+    group_prefix: str = "kgc-"  # the run's topic and every group it makes start with it
+    reuse_connections: bool = True  # examples reuse idle member connections (``BrokerTarget``)
 
 
-def run_suite(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Search:
+    """How Hypothesis searches: the profile's settings (or ``search_settings`` in their place),
+    the seed (None: a random one), the example database, how long a failure may shrink, the
+    checker's and the engine's settings, and request versions that replace the negotiated ones."""
+
+    profile: str = "ci"
+    seed: int | None = None
+    search_settings: settings | None = None
+    database: Any = None
+    shrink_budget_s: float | None = SHRINK_BUDGET_S
+    checker_config: CheckerConfig | None = None
+    engine_config: EngineConfig | None = None
+    versions: dict[str, tuple[int, ...]] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    """What a run keeps: failures' traces in ``traces_dir`` (a divergence's first through the
+    deletion pass for at most ``minimize_budget_s``), with ``record_dir`` every example's trace
+    (module docstring); given a list, ``example_traces`` receives every example's trace, passing
+    or not, in run order; ``on_example(machine)`` is called as each example ends."""
+
+    traces_dir: str | Path = "traces"
+    record_dir: str | Path | None = None
+    minimize_budget_s: float | None = MINIMIZE_BUDGET_S
+    example_traces: list[Trace] | None = None
+    on_example: Callable[[GroupMachine], None] | None = None
+
+
+def run_workload(
+    workload: Workload,
+    broker: BrokerAccess,
     *,
-    bootstrap_servers: str,
-    description: dict[str, Any],
-    model_factory: Callable[[dict[str, Any], str], Model[Any]] | None = None,
-    profile: str = "ci",
-    seed: int | None = None,
-    traces_dir: str | Path = "traces",
-    scenario: str = "classic",
-    checker_config: CheckerConfig | None = None,
-    engine_config: EngineConfig | None = None,
-    versions: dict[str, tuple[int, ...]] | None = None,
-    on_example: Callable[[GroupMachine], None] | None = None,
-    database: Any = None,
-    group_prefix: str = "kgc-",
-    shrink_budget_s: float | None = SHRINK_BUDGET_S,
-    record_dir: str | Path | None = None,
-    reuse_connections: bool = True,
-    minimize_budget_s: float | None = MINIMIZE_BUDGET_S,
-    workload: Callable[[Cluster, dict[str, Any]], Workload] | None = None,
-    search_settings: settings | None = None,
-    example_traces: list[Trace] | None = None,
-    broker_config: dict[str, int] | None = None,
-    protocol: str = "classic",
+    search: Search = Search(),  # noqa: B008 - frozen: one shared default is safe
+    output: Output = Output(),  # noqa: B008
 ) -> SuiteResult:
-    """Run the differential suite once. Never raises for a divergence: it is in the result.
-
-    The model is configured from facts read off the broker (``brokerconfig.facts``);
-    ``model_factory(model_record, group_id)`` replaces how it is built (quality tests pass broken
-    variants here). ``workload(cluster, description)`` replaces what is driven (targets, model,
-    machine, nemesis: the fault-mixed suite, ``fault_suite.run_fault_suite``); by default the
-    classic machine on ``BrokerTarget`` targets. ``record_dir``: write every executed example's
-    trace there (module docstring); a folder that cannot be used raises :class:`RecordError`
-    before any broker work, a write that fails later stops recording and is reported in
-    ``result.record_error``. ``reuse_connections``: examples reuse idle member connections
-    (``BrokerTarget``). ``minimize_budget_s``: after shrinking, a divergence's trace goes through
-    the command-deletion pass of ``conformance/drivers/minimize.py`` for at most that long before
-    it is saved. ``protocol="consumer"``: the KIP-848 consumer group (``ConsumerGroupModel``,
-    ``properties/consumer_machine.py``) instead of the classic one; a broker that does not offer
-    ConsumerGroupHeartbeat raises :class:`ProtocolUnsupported` before any example.
-    ``search_settings`` replaces the profile's Hypothesis settings; given a list,
-    ``example_traces`` receives every example's trace, passing or not, in run order.
-    ``broker_config``: group settings the user gives (``--broker-config``), which win over what
-    the broker says and fill in what it does not (``brokerconfig.facts``)."""
-    from kgc.conformance.wire.broker_target import BrokerTarget
-    from kgc.conformance.wire.brokerconfig import facts
+    """Run the differential suite once on ``workload``: :func:`configure`, then
+    :func:`search_examples`, then :func:`save_findings`. Never raises for a divergence: it is in
+    the result. A recording folder that cannot be used raises :class:`RecordError` before any
+    broker work; a write that fails later stops recording and is reported in
+    ``result.record_error``. A workload the broker cannot run raises before any example (the
+    consumer protocol's :class:`ProtocolUnsupported`)."""
     from kgc.conformance.wire.client import Cluster
-    from kgc.conformance.wire.negotiate import negotiate_with
-    from kgc.engine.registry import build, model_manifest
-    from kgc.model import PROFILES
 
-    record_to = None if record_dir is None else prepare_record_dir(record_dir)
-    seed = secrets.randbits(32) if seed is None else seed
-    run_id = secrets.token_hex(3)
-    cluster = Cluster(bootstrap_servers, client_id="kgc-suite")
+    record_to = None if output.record_dir is None else prepare_record_dir(output.record_dir)
+    seed = secrets.randbits(32) if search.seed is None else search.seed
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-suite")
     try:
-        description = {**description, **facts(cluster, broker_config)}
-        profile_name = model_manifest(description)["profile"]
-        negotiated = negotiate_with(cluster, PROFILES[profile_name])
-        description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
-        if negotiated.unsupported:
-            description["unsupported_requests"] = dict(negotiated.unsupported)
-        # a broker that refuses the suite's short sessions gets the same search, slower; the
-        # consumer protocol's session is the broker's own setting, not drawn, so not scaled
-        time_scale = (
-            time_scale_for(description["group_config"])
-            if protocol in ("classic", "migration")
-            else 1
-        )
-        if time_scale > 1:
-            description["time_scale"] = time_scale
-        result = SuiteResult(profile=profile, seed=seed, target=description)
-        topic = f"{group_prefix}suite-{run_id}"
-        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        if protocol == "consumer":
-            driven = consumer_workload(
-                cluster,
-                description,
-                topic=topic,
-                factory=model_factory,
-                reuse_connections=reuse_connections,
-            )
-            scenario = "consumer" if scenario == "classic" else scenario
-        elif protocol == "migration":
-            driven = migration_workload(
-                cluster,
-                description,
-                topic=topic,
-                factory=model_factory,
-                reuse_connections=reuse_connections,
-            )
-            scenario = "migration" if scenario == "classic" else scenario
-        elif workload is None:
-            record = model_manifest(description)
-            factory = model_factory or build
-            driven = Workload(
-                open_target=lambda gid: BrokerTarget(
-                    cluster, gid, description=description, reuse_connections=reuse_connections
-                ),
-                new_model=lambda gid: factory(record, gid),
-                model_record=record,
-            )
-        else:
-            driven = workload(cluster, description)
-        counter = iter(range(1_000_000))
-        failures: list[tuple[str, Trace, bool]] = []  # (check, trace, final?)
-        known: dict[str, Trace] = {}  # the first example that stopped at each known Kafka bug
-
-        def on_example_end(machine: GroupMachine) -> None:
-            if machine.failed_check == "lost":
-                return  # no target was opened: nothing ran, nothing to record
-            # answers still arriving after the last step are checked too, before the target
-            # closes (not after a connection failure: the target cannot be read any more)
-            if machine.failed_check != "connection":
-                machine.engine.finish()
-            if machine.engine.divergence is not None and machine.failed_check in (None, KNOWN_BUG):
-                machine.failed_check = "divergence"  # a known bug refuted by a late answer, too
-            result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
-            for e in machine.engine.events:  # coverage cells for the faults this example injected
-                if isinstance(e, Fault):
-                    cell = ("Fault", e.action, "injected")
-                    ctx.coverage[cell] = ctx.coverage.get(cell, 0) + 1
-            trace = machine.trace()  # once: the recorded and the saved copy share a trace id
-            if example_traces is not None:
-                example_traces.append(trace)
-            if record_to is not None and result.record_error is None:
-                try:
-                    result.recorded.append(record_trace(trace, record_to))
-                except OSError as exc:  # never fail the example (Hypothesis would shrink it)
-                    result.record_error = f"cannot write a trace into {record_to}: {exc}"
-            check = machine.failed_check
-            if check == KNOWN_BUG:
-                hit = machine.engine.known_bug
-                if hit is not None:
-                    known.setdefault(hit.world.key, trace)
-            elif check is not None:
-                if ctx.first_failure_at is None:
-                    ctx.first_failure_at = time.monotonic()
-                final = bool(current_build_context().is_final)
-                failures.append((check, trace, final))
-            if on_example is not None:
-                on_example(machine)
-
-        manifest_extra: dict[str, Any] = {"seed": seed}
-        if driven.model_record is not None:
-            manifest_extra["model"] = driven.model_record
-        ctx = SuiteContext(
-            open_target=driven.open_target,
-            new_model=driven.new_model,
-            group_prefix=group_prefix,
-            scenario=scenario,
-            profile=profile,
-            checker_config=checker_config or CheckerConfig(),
-            engine_config=engine_config or EngineConfig(),
-            versions={
-                **negotiated.versions,
-                **{
-                    api: tuple(vs)
-                    for api, vs in description["request_versions"].items()
-                    if (
-                        protocol == "consumer"
-                        and (api in CONSUMER_API_KEYS or api in OFFSET_API_KEYS)
-                    )
-                    or (protocol == "migration" and api in CONSUMER_API_KEYS)
-                },
-                **(versions or {}),
-            },
-            unsupported=frozenset(negotiated.unsupported),
-            manifest_extra=manifest_extra,
-            on_example_end=on_example_end,
-            topic=topic,
-            time_scale=time_scale,
-            wait_when_parked=protocol in ("classic", "migration")
-            and int(description["group_config"].get("group.initial.rebalance.delay.ms") or 0) > 0,
-        )
-        ctx.new_group_id = lambda: f"{group_prefix}{run_id}-{next(counter)}"
-        machine_cls = driven.machine(ctx)
-        machine_cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-        chosen_settings = search_settings or hypothesis_settings(profile, database=database)
-        start = time.monotonic()
-        lost_target = False
-        try:
-            with _shrink_budget(shrink_budget_s):
-                run_state_machine_as_test(machine_cls, settings=chosen_settings)
-        except Flaky as exc:
-            result.failure = "flaky"
-            notes = " ".join(getattr(exc, "__notes__", ()))
-            result.message = f"a failure did not reproduce on replay: {exc} {notes}".strip()
-        except (DivergenceError, InvariantError) as exc:
-            result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
-            result.message = str(exc)
-        except ConnectionFailure as exc:
-            result.failure = "connection"
-            result.message = str(exc).split("\n", 1)[0]
-        except TargetLost as exc:
-            # the broker went away after a connection closed on a request: the example that saw
-            # it is the finding, saved unshrunk (nothing can be replayed), with the first other
-            # failure seen before it, if any
-            result.failure = "divergence"
-            result.message = (
-                f"{exc}: the broker crashed or was stopped. The example that was running is "
-                "saved unshrunk, but the cause may be any earlier example: the groups they left "
-                "behind still run their timers in the broker"
-            )
-            failures[:] = failures[-1:] + [f for f in failures[:1] if f is not failures[-1]]
-            lost_target = True
-        finally:
-            result.wall_s = time.monotonic() - start
-            result.examples = ctx.examples
-            result.commands = ctx.commands
-            result.ticks = ctx.ticks
-            result.coverage = dict(ctx.coverage)
-            result.assignment_checks = ctx.assignment_checks
-            result.tick_ms = ctx.tick_ms
-            result.known_bugs = dict(ctx.known_bugs)
-            if ctx.first_failure_at is not None:
-                result.first_failure_s = ctx.first_failure_at - start
-            if driven.nemesis is not None:
-                driven.nemesis.heal()
-        for key in sorted(known):
-            result.known_bug_saved.append(
-                save_failure(known[key], traces_dir, scenario=scenario, check=f"known-bug-{key}")
-            )
-        if result.failure is None and failures:
-            # Hypothesis may drop a failing example (one that ran out of its data budget is
-            # discarded as an overrun); the failure was still seen on real answers, so it is
-            # reported, never lost
-            check = failures[0][0]
-            result.failure = "divergence" if check == "divergence" else "invariant"
-            result.message = (
-                f"{check}: seen in an example that Hypothesis did not report (saved below, not "
-                "shrunk)"
-            )
-            failures = failures[:1]
-        if result.failure is not None and failures:
-            finals = [f for f in failures if f[2]]
-            if lost_target:
-                chosen = list(failures)
-            elif result.failure == "flaky":
-                # the failing trace and the replay that did not fail, both kept
-                chosen = [failures[-1]] + [f for f in finals if f is not failures[-1]][:1]
-            else:
-                chosen = finals[-1:] or failures[-1:]
-            for check, trace, _ in chosen:
-                name = "flaky" if result.failure == "flaky" else check
-                if minimize_budget_s and result.failure == "divergence" and not lost_target:
-                    trace = minimize(
-                        trace,
-                        open_target=driven.open_target,
-                        model_factory=driven.new_model,
-                        budget_s=minimize_budget_s,
-                    )
-                result.saved.append(save_failure(trace, traces_dir, scenario=scenario, check=name))
+        setup = configure(workload, broker, cluster)
+        result = SuiteResult(profile=search.profile, seed=seed, target=setup.description)
+        seen = search_examples(setup, search, output, result, record_to=record_to)
+        save_findings(result, seen, setup, output)
     finally:
         cluster.close()
     return result
 
 
-CONSUMER_API_KEYS = keys_of(CONSUMER_GROUP_APIS)
-CONSUMER_SPEC_VERSIONS = (0, 1)  # what Kafka's message specs (and so kgc) can encode
-OFFSET_API_KEYS = keys_of(OFFSET_APIS)
-CONSUMER_OFFSET_VERSIONS = (8, 9, 10)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setup:
+    """What :func:`configure` made ready for one run."""
+
+    workload: Workload
+    harness: Harness
+    description: dict[str, Any]  # the broker's facts, the versions, the time scale (the target)
+    versions: dict[str, tuple[int, ...]]  # the exercised versions, by request type
+    unsupported: frozenset[str]  # request types the broker cannot be sent
+    run_id: str
+    group_prefix: str
+    topic: str
+    time_scale: int
+    wait_when_parked: bool
 
 
-def consumer_workload(
-    cluster: Cluster,
-    description: dict[str, Any],
+def configure(workload: Workload, broker: BrokerAccess, cluster: Cluster) -> Setup:
+    """Read the broker's facts (``brokerconfig.facts``, ``broker.broker_config`` over them),
+    negotiate the classic request versions with the rules those facts give, scale time as the
+    workload says, create the run's ``<group prefix>suite-<run id>`` topic and build the workload's
+    harness (which may negotiate its own request types, and refuse a broker that cannot run it)."""
+    from kgc.conformance.wire.brokerconfig import facts
+    from kgc.conformance.wire.negotiate import negotiate_with
+    from kgc.engine.registry import model_manifest
+    from kgc.model import PROFILES
+
+    description = {**broker.description, **facts(cluster, broker.broker_config)}
+    negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]])
+    description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
+    if negotiated.unsupported:
+        description["unsupported_requests"] = dict(negotiated.unsupported)
+    time_scale = workload.time_scale(description["group_config"])
+    if time_scale > 1:
+        description["time_scale"] = time_scale
+    run_id = secrets.token_hex(3)
+    topic = f"{broker.group_prefix}suite-{run_id}"
+    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    harness = workload.harness(
+        cluster, description, topic=topic, reuse_connections=broker.reuse_connections
+    )
+    own = {
+        api: tuple(vs)
+        for api, vs in description["request_versions"].items()
+        if api in workload.negotiates
+    }
+    return Setup(
+        workload=workload,
+        harness=harness,
+        description=description,
+        versions={**negotiated.versions, **own},
+        unsupported=frozenset(negotiated.unsupported),
+        run_id=run_id,
+        group_prefix=broker.group_prefix,
+        topic=topic,
+        time_scale=time_scale,
+        wait_when_parked=workload.wait_when_parked(description["group_config"]),
+    )
+
+
+@dataclass(slots=True)
+class Seen:
+    """What a search's examples left for :func:`save_findings`."""
+
+    failures: list[tuple[str, Trace, bool]] = field(default_factory=list)  # (check, trace, final?)
+    known: dict[str, Trace] = field(default_factory=dict)  # first example at each known Kafka bug
+    lost_target: bool = False  # the broker went away: every failure is kept, unshrunk
+
+
+def search_examples(
+    setup: Setup,
+    search: Search,
+    output: Output,
+    result: SuiteResult,
     *,
-    topic: str,
-    factory: Callable[[dict[str, Any], str], Model[Any]] | None = None,
-    reuse_connections: bool = True,
-) -> Workload:
-    """The KIP-848 consumer group on ``BrokerTarget`` targets: the versions both sides speak go
-    into ``description["request_versions"]`` (and so into the model record and every trace)."""
-    from kgc.conformance.errors import ProtocolUnsupported
-    from kgc.engine.registry import build_consumer, consumer_manifest
-    from kgc.properties.consumer_machine import consumer_machine_for
+    record_to: Path | None,
+) -> Seen:
+    """Let Hypothesis drive the harness's machine, a fresh group per example, and put the
+    verdict and the tallies into ``result``; the nemesis is healed when it ends."""
+    seen = Seen()
+    ctx = _context(setup, search, seed=result.seed)
+    ctx.on_example_end = _example_end(ctx, result, seen, output, record_to)
+    machine_cls = setup.harness.machine(ctx)
+    machine_cls._hypothesis_internal_use_seed = result.seed  # type: ignore[attr-defined]
+    chosen = search.search_settings or hypothesis_settings(search.profile, database=search.database)
+    start = time.monotonic()
+    try:
+        with _shrink_budget(search.shrink_budget_s):
+            run_state_machine_as_test(machine_cls, settings=chosen)
+    except (Flaky, DivergenceError, InvariantError, ConnectionFailure, TargetLost) as exc:
+        _verdict(result, seen, exc)
+    finally:
+        _tally(result, ctx, start)
+        if setup.harness.nemesis is not None:
+            setup.harness.nemesis.heal()
+    return seen
 
-    cluster.refresh_metadata()
-    first = min(b.node_id for b in cluster.metadata().brokers)
-    advertised = cluster.connection(first).broker_versions or {}
-    versions = description.setdefault("request_versions", {})
-    for api, key in CONSUMER_API_KEYS.items():
-        if key not in advertised:
-            offered = [a for a, k in CONSUMER_API_KEYS.items() if k in advertised]
-            why = (
-                f"it offers {', '.join(offered)} but kgc needs both to check KIP-848's "
-                "consumer protocol"
-                if offered
-                else "it does not run KIP-848's consumer protocol (Apache Kafka offers it from "
-                "4.0 in KRaft mode)"
-            )
-            raise ProtocolUnsupported(
-                f"the broker does not offer {api} (API key {key}): {why}; check it with "
-                "--protocol classic"
-            )
-        low, high = advertised[key]
-        both = [v for v in CONSUMER_SPEC_VERSIONS if low <= v <= high]
-        if not both:
-            raise ProtocolUnsupported(
-                f"the broker offers {api} v{low}-{high}, kgc speaks "
-                f"v{CONSUMER_SPEC_VERSIONS[0]}-{CONSUMER_SPEC_VERSIONS[-1]}"
-            )
-        versions[api] = both
-    # offsets with member epochs: v8 (before KIP-848: UNSUPPORTED_VERSION from a consumer
-    # member's commit), v9 (member id and epoch), v10 (topic ids)
-    for api, key in OFFSET_API_KEYS.items():
-        low, high = advertised.get(key, (0, -1))
-        versions[api] = [v for v in CONSUMER_OFFSET_VERSIONS if low <= v <= high]
-    _probe_consumer_protocol(cluster, first, versions["ConsumerGroupHeartbeat"][-1])
-    _await_topic_in_group_coordinator(cluster, topic, versions["ConsumerGroupHeartbeat"][-1])
-    record = consumer_manifest(description, {topic: TOPIC_PARTITIONS})
-    return _broker_workload(
-        cluster,
-        description,
-        record,
-        factory or build_consumer,
-        consumer_machine_for,
-        reuse_connections=reuse_connections,
+
+def _context(setup: Setup, search: Search, *, seed: int) -> SuiteContext:
+    """The machine's context: the harness's targets and models, the run's versions and clock,
+    each example's group id ``<prefix><run id>-<n>``."""
+    harness = setup.harness
+    manifest_extra: dict[str, Any] = {"seed": seed}
+    if harness.model_record is not None:
+        manifest_extra["model"] = harness.model_record
+    ctx = SuiteContext(
+        open_target=harness.open_target,
+        new_model=harness.new_model,
+        group_prefix=setup.group_prefix,
+        scenario=setup.workload.scenario,
+        profile=search.profile,
+        checker_config=search.checker_config or CheckerConfig(),
+        engine_config=search.engine_config or EngineConfig(),
+        versions={**setup.versions, **(search.versions or {})},
+        unsupported=setup.unsupported,
+        manifest_extra=manifest_extra,
+        topic=setup.topic,
+        time_scale=setup.time_scale,
+        wait_when_parked=setup.wait_when_parked,
     )
+    counter = iter(range(1_000_000))
+    ctx.new_group_id = lambda: f"{setup.group_prefix}{setup.run_id}-{next(counter)}"
+    return ctx
 
 
-def _broker_workload(
-    cluster: Cluster,
-    description: dict[str, Any],
-    record: dict[str, Any],
-    build: Callable[[dict[str, Any], str], Model[Any]],
-    machine: Callable[[SuiteContext], type[Any]],
+def _verdict(result: SuiteResult, seen: Seen, exc: BaseException) -> None:
+    """What the search raised, as ``result.failure`` and ``result.message``."""
+    if isinstance(exc, Flaky):
+        result.failure = "flaky"
+        notes = " ".join(getattr(exc, "__notes__", ()))
+        result.message = f"a failure did not reproduce on replay: {exc} {notes}".strip()
+    elif isinstance(exc, DivergenceError | InvariantError):
+        result.failure = "divergence" if isinstance(exc, DivergenceError) else "invariant"
+        result.message = str(exc)
+    elif isinstance(exc, ConnectionFailure):
+        result.failure = "connection"
+        result.message = str(exc).split("\n", 1)[0]
+    else:
+        # TargetLost: the broker went away after a connection closed on a request: the example
+        # that saw it is the finding, saved unshrunk (nothing can be replayed), with the first
+        # other failure seen before it, if any
+        result.failure = "divergence"
+        result.message = (
+            f"{exc}: the broker crashed or was stopped. The example that was running is "
+            "saved unshrunk, but the cause may be any earlier example: the groups they left "
+            "behind still run their timers in the broker"
+        )
+        failures = seen.failures
+        failures[:] = failures[-1:] + [f for f in failures[:1] if f is not failures[-1]]
+        seen.lost_target = True
+
+
+def _example_end(
+    ctx: SuiteContext,
+    result: SuiteResult,
+    seen: Seen,
+    output: Output,
+    record_to: Path | None,
+) -> Callable[[GroupMachine], None]:
+    """What happens as each example ends: its tail checked, its trace kept (``output``), its
+    failure or known bug noted in ``seen``."""
+
+    def on_example_end(machine: GroupMachine) -> None:
+        if machine.failed_check == "lost":
+            return  # no target was opened: nothing ran, nothing to record
+        # answers still arriving after the last step are checked too, before the target
+        # closes (not after a connection failure: the target cannot be read any more)
+        if machine.failed_check != "connection":
+            machine.engine.finish()
+        if machine.engine.divergence is not None and machine.failed_check in (None, KNOWN_BUG):
+            machine.failed_check = "divergence"  # a known bug refuted by a late answer, too
+        result.peak_states = max(result.peak_states, machine.engine.checker.peak_states)
+        for e in machine.engine.events:  # coverage cells for the faults this example injected
+            if isinstance(e, Fault):
+                cell = ("Fault", e.action, "injected")
+                ctx.coverage[cell] = ctx.coverage.get(cell, 0) + 1
+        trace = machine.trace()  # once: the recorded and the saved copy share a trace id
+        if output.example_traces is not None:
+            output.example_traces.append(trace)
+        if record_to is not None and result.record_error is None:
+            try:
+                result.recorded.append(record_trace(trace, record_to))
+            except OSError as exc:  # never fail the example (Hypothesis would shrink it)
+                result.record_error = f"cannot write a trace into {record_to}: {exc}"
+        check = machine.failed_check
+        if check == KNOWN_BUG:
+            hit = machine.engine.known_bug
+            if hit is not None:
+                seen.known.setdefault(hit.world.key, trace)
+        elif check is not None:
+            if ctx.first_failure_at is None:
+                ctx.first_failure_at = time.monotonic()
+            final = bool(current_build_context().is_final)
+            seen.failures.append((check, trace, final))
+        if output.on_example is not None:
+            output.on_example(machine)
+
+    return on_example_end
+
+
+def _tally(result: SuiteResult, ctx: SuiteContext, start: float) -> None:
+    """Copy what the examples counted in ``ctx`` into ``result``."""
+    result.wall_s = time.monotonic() - start
+    result.examples = ctx.examples
+    result.commands = ctx.commands
+    result.ticks = ctx.ticks
+    result.coverage = dict(ctx.coverage)
+    result.assignment_checks = ctx.assignment_checks
+    result.tick_ms = ctx.tick_ms
+    result.known_bugs = dict(ctx.known_bugs)
+    if ctx.first_failure_at is not None:
+        result.first_failure_s = ctx.first_failure_at - start
+
+
+def save_findings(result: SuiteResult, seen: Seen, setup: Setup, output: Output) -> None:
+    """Save what the search found into ``output.traces_dir``: the first example of each known
+    Kafka bug (unshrunk: not failures), and the failing trace — a failure Hypothesis dropped is
+    still reported; a flaky one keeps the replay that passed beside it; a divergence is
+    minimised first (``conformance/drivers/minimize.py``)."""
+    scenario = setup.workload.scenario
+    for key in sorted(seen.known):
+        result.known_bug_saved.append(
+            save_failure(
+                seen.known[key], output.traces_dir, scenario=scenario, check=f"known-bug-{key}"
+            )
+        )
+    failures = seen.failures
+    if result.failure is None and failures:
+        # Hypothesis may drop a failing example (one that ran out of its data budget is
+        # discarded as an overrun); the failure was still seen on real answers, so it is
+        # reported, never lost
+        check = failures[0][0]
+        result.failure = "divergence" if check == "divergence" else "invariant"
+        result.message = (
+            f"{check}: seen in an example that Hypothesis did not report (saved below, not shrunk)"
+        )
+        failures = failures[:1]
+    if result.failure is None or not failures:
+        return
+    for check, trace, _ in _chosen(result, failures, lost_target=seen.lost_target):
+        name = "flaky" if result.failure == "flaky" else check
+        if output.minimize_budget_s and result.failure == "divergence" and not seen.lost_target:
+            trace = minimize(
+                trace,
+                open_target=setup.harness.open_target,
+                model_factory=setup.harness.new_model,
+                budget_s=output.minimize_budget_s,
+            )
+        result.saved.append(save_failure(trace, output.traces_dir, scenario=scenario, check=name))
+
+
+def _chosen(
+    result: SuiteResult, failures: list[tuple[str, Trace, bool]], *, lost_target: bool
+) -> list[tuple[str, Trace, bool]]:
+    """The failures worth saving: all of them when the broker was lost; for a flaky failure the
+    failing trace and the replay that did not fail; else Hypothesis's final (shrunk) one."""
+    finals = [f for f in failures if f[2]]
+    if lost_target:
+        return list(failures)
+    if result.failure == "flaky":
+        return [failures[-1]] + [f for f in finals if f is not failures[-1]][:1]
+    return finals[-1:] or failures[-1:]
+
+
+_RECORDS = (BrokerAccess, Search, Output)
+_KEYWORDS = {f.name: record for record in _RECORDS for f in dataclasses.fields(record)}
+
+
+def suite_parts(
     *,
-    reuse_connections: bool,
-) -> Workload:
-    """``machine``'s examples on ``BrokerTarget`` targets, checked by ``build(record, gid)``."""
-    from kgc.conformance.wire.broker_target import BrokerTarget
-
-    return Workload(
-        open_target=lambda gid: BrokerTarget(
-            cluster, gid, description=description, reuse_connections=reuse_connections
-        ),
-        new_model=lambda gid: build(record, gid),
-        machine=machine,
-        model_record=record,
-    )
-
-
-def migration_workload(
-    cluster: Cluster,
-    description: dict[str, Any],
-    *,
-    topic: str,
-    factory: Callable[[dict[str, Any], str], Model[Any]] | None = None,
-    reuse_connections: bool = True,
-) -> Workload:
-    """Classic clients and KIP-848 consumers on one group id (``MigratingGroupModel``,
-    ``properties/migration_machine.py``). The broker must run the consumer protocol (as for
-    :func:`consumer_workload`), else :class:`ProtocolUnsupported` before any example; its
-    ``group.consumer.migration.policy`` is read (Kafka's default, ``bidirectional``, if it does
-    not say)."""
-    from kgc.conformance.wire.brokerconfig import migration_policy
-    from kgc.engine.registry import MIGRATION_POLICY, build_migration, migration_manifest
-    from kgc.properties.migration_machine import migration_machine_for
-
-    classic_versions = dict(description.get("request_versions") or {})
-    consumer_workload(cluster, description, topic=topic)  # checks and negotiates the protocol
-    # the classic clients commit and fetch with the classic machine's versions
-    for api in OFFSET_API_KEYS:
-        if api in classic_versions:
-            description["request_versions"][api] = classic_versions[api]
-    group_config = description.setdefault("group_config", {})
-    sources = description.setdefault("fact_sources", {})
-    if MIGRATION_POLICY not in group_config:
-        read = migration_policy(cluster)
-        group_config[MIGRATION_POLICY] = read or "bidirectional"
-        sources[MIGRATION_POLICY] = "read" if read else "assumed"
-    record = migration_manifest(description, {topic: TOPIC_PARTITIONS})
-    return _broker_workload(
-        cluster,
-        description,
-        record,
-        factory or build_migration,
-        migration_machine_for,
-        reuse_connections=reuse_connections,
-    )
-
-
-def _probe_consumer_protocol(cluster: Cluster, node: int, version: int) -> None:
-    """A broker may list ConsumerGroupHeartbeat with the protocol switched off (Kafka 3.7-3.9
-    unless ``group.coordinator.rebalance.protocols`` names ``consumer``): it then answers every
-    one ``UNSUPPORTED_VERSION``. Asked with epoch 1 for a ``kgc-probe-`` group that does not
-    exist, a broker running the protocol answers ``GROUP_ID_NOT_FOUND`` and creates nothing."""
-    from kgc.conformance.errors import ProtocolUnsupported
-    from kgc.conformance.wire.client import consumer_group_heartbeat, error_name
-
-    conn = cluster.connection(node)
-    probe = f"kgc-probe-{secrets.token_hex(4)}"
-    answer = cluster._request(
-        conn, consumer_group_heartbeat(conn, probe, probe, 1, version=version)
-    )
-    if error_name(answer.error_code) == "UNSUPPORTED_VERSION":
-        raise ProtocolUnsupported(
-            "the broker lists ConsumerGroupHeartbeat but answers UNSUPPORTED_VERSION: its KIP-848 "
-            "consumer protocol is switched off (Kafka 3.7-3.9: group.coordinator.rebalance."
-            "protocols=classic,consumer turns it on); check it with --protocol classic"
+    protocol: str = "classic",
+    scenario: str = "classic",
+    model_factory: ModelFactory | None = None,
+    workload: Workload | None = None,
+    **options: Any,
+) -> tuple[Workload, BrokerAccess, Search, Output]:
+    """:func:`run_suite`'s keywords as :func:`run_workload`'s parts: ``workload`` (else the one
+    ``protocol`` names), its scenario replaced by a ``scenario`` other than ``"classic"`` and its
+    model by ``model_factory``; every other keyword is a field of :class:`BrokerAccess`,
+    :class:`Search` or :class:`Output`."""
+    unknown = sorted(set(options) - set(_KEYWORDS))
+    if unknown:
+        raise TypeError(
+            f"run_suite() got unexpected keyword arguments {', '.join(unknown)}; it takes "
+            f"protocol, scenario, model_factory, workload and {', '.join(sorted(_KEYWORDS))}"
         )
+    chosen = workload or workload_named(protocol)
+    if model_factory is not None:
+        chosen = dataclasses.replace(chosen, model_factory=model_factory)
+    if scenario != "classic":
+        chosen = dataclasses.replace(chosen, scenario=scenario)
+    broker, search, output = (
+        record(**{k: v for k, v in options.items() if _KEYWORDS[k] is record})
+        for record in _RECORDS
+    )
+    return chosen, broker, search, output
 
 
-def _await_topic_in_group_coordinator(
-    cluster: Cluster, topic: str, version: int, *, timeout_s: float = 15.0
-) -> None:
-    """Wait until the group coordinator assigns every partition of the run's new ``topic``.
-
-    The coordinator reads topics from its own metadata image, which can trail the broker's
-    metadata cache that CreateTopics and Metadata answer from: a group created in between gets a
-    target without the topic (seen on 4.3.1: the first member of a group, joined a few hundred ms
-    after the topic was created, was given epoch 2 and no partitions). So a throwaway
-    ``kgc-probe-`` group joins until its member is given the whole topic, then leaves; the
-    group, Empty and without offsets, is left to the coordinator's cleanup."""
-    from kgc.conformance.errors import KgcError
-    from kgc.conformance.wire.client import consumer_group_heartbeat, error_name
-
-    deadline = time.monotonic() + timeout_s
-    while True:
-        group = f"kgc-probe-{secrets.token_hex(4)}"
-        member = f"kgc-probe-{secrets.token_hex(8)}"
-        conn = cluster.connection(cluster.await_coordinator(group))
-        answer = cluster._request(
-            conn,
-            consumer_group_heartbeat(
-                conn,
-                group,
-                member,
-                0,
-                rebalance_timeout_ms=1000,
-                subscribed_topic_names=[topic],
-                topic_partitions=[],
-                version=version,
-            ),
-        )
-        error = error_name(answer.error_code)
-        given = (
-            sum(len(t.partitions) for t in (answer.assignment.topic_partitions or ()))
-            if (error == "NONE" and answer.assignment is not None)
-            else 0
-        )
-        if error == "NONE":
-            cluster._request(
-                conn, consumer_group_heartbeat(conn, group, member, -1, version=version)
-            )
-        if given == TOPIC_PARTITIONS:
-            return
-        if time.monotonic() > deadline:
-            raise KgcError(
-                f"the group coordinator still does not assign topic {topic!r} "
-                f"{timeout_s:.0f} s after it was created (last answer: {error}, "
-                f"{given} of {TOPIC_PARTITIONS} partitions)"
-            )
-        time.sleep(0.1)
+def run_suite(**options: Any) -> SuiteResult:
+    """:func:`run_workload` with everything as keywords (``kgc check``'s workers pass them to
+    another process; the tests and benches that predate the parts call it so):
+    ``bootstrap_servers=…, description=…, protocol="consumer", seed=7, traces_dir=…`` and so on
+    (:func:`suite_parts`). The model is configured from facts read off the broker
+    (``brokerconfig.facts``); ``model_factory(model_record, group_id)`` replaces how it is built
+    (quality tests pass broken variants here). ``protocol="consumer"``: the KIP-848 consumer
+    group (``ConsumerGroupModel``, ``properties/consumer_machine.py``) instead of the classic
+    one; a broker that does not offer ConsumerGroupHeartbeat raises
+    :class:`ProtocolUnsupported` before any example."""
+    workload, broker, search, output = suite_parts(**options)
+    return run_workload(workload, broker, search=search, output=output)
 
 
 @dataclasses.dataclass
@@ -677,18 +607,22 @@ class SeedsResult:
 
 
 def run_seeds(
-    broker: Any, description: dict[str, Any], *, seeds: int, **suite_args: Any
+    broker: Any,
+    description: dict[str, Any],
+    *,
+    seeds: int,
+    workload: Workload = CLASSIC,
+    search: Search = Search(),  # noqa: B008 - frozen: one shared default is safe
+    output: Output = Output(),  # noqa: B008
 ) -> SeedsResult:
-    """:func:`run_suite` on one started ``broker`` with seeds 1..``seeds`` (the other arguments
-    are :func:`run_suite`'s), folding requests, reached cells and unsupported request types
+    """:func:`run_workload` on one started ``broker`` with seeds 1..``seeds`` (``search``'s own
+    seed is replaced), folding requests, reached cells and unsupported request types
     (``kgc lines --sweep``, ``kgc matrix``)."""
     out = SeedsResult(results=[])
+    access = BrokerAccess(bootstrap_servers=broker.bootstrap_servers, description=description)
     for seed in range(1, seeds + 1):
-        result = run_suite(
-            bootstrap_servers=broker.bootstrap_servers,
-            description=description,
-            seed=seed,
-            **suite_args,
+        result = run_workload(
+            workload, access, search=dataclasses.replace(search, seed=seed), output=output
         )
         out.results.append(result)
         out.requests += result.commands

@@ -3,7 +3,10 @@
 * ``client.py``        — the raw group-protocol client: one connection per simulated member, one
   poller for all, the ``*_request`` builders (the one place a kafka-python request is built).
 * ``encoding.py``      — the model's vocabulary (``kgc.model.commands``) <-> wire messages, with
-  symbolic member ids.
+  symbolic member ids: ``encode``/``decode``, which look the request type up in ``requests.py``.
+* ``requests.py``      — one descriptor per request type: its kafka-python class, its builder and
+  decoder (adding a request type starts here and in ``model/requests.py``).
+* ``payloads.py``      — opaque payloads, the consumer protocol's canonical JSON, topic ids.
 * ``message_specs.py`` — Kafka's own JSON message specs loaded into kafka-python at run time (the
   KIP-848 APIs kafka-python lacks).
 * ``negotiate.py``     — which request versions the suite sends to a broker, and which it cannot.

@@ -1,27 +1,31 @@
 """Which request versions the suite sends to a broker, and which request types it cannot send.
 
 A version goes out only if all three sides speak it: the broker (its ApiVersions answer, read
-once per connection), kafka-python's generated classes (``wire.REQUEST_CLASSES``, from Kafka's
-JSON message specs) and the model profile that judges the broker (``Profile.api_ranges``, the
-versions that release accepts). Of those, the suite keeps the versions it exercises by default
-(``properties.machine.DEFAULT_VERSIONS``, chosen so each behaviour difference between versions is
-drawn), so a run against Apache Kafka is unchanged; where none of them is common, it sends the
-newest common version. A request type with no common version is switched off: its rules send
-nothing, and the summary lists it with the coverage cells it would have reached.
+once per connection), kafka-python's generated classes (each request type's in ``requests.py``,
+from Kafka's JSON message specs) and the model profile that judges the broker
+(``Profile.api_range``, the versions that release accepts). Of those, the suite keeps the
+versions it exercises by default (``properties.machine.DEFAULT_VERSIONS``, chosen so each
+behaviour difference between versions is drawn), so a run against Apache Kafka is unchanged;
+where none of them is common, it sends the newest common version. A request type with no common
+version is switched off: its rules send nothing, and the summary lists it with the coverage cells
+it would have reached. A request type a search draws only when asked (``RequestType.opt_in``) is
+negotiated only when asked (``opt_in``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kgc.conformance.wire.client import Cluster
-from kgc.conformance.wire.encoding import REQUEST_CLASSES
-from kgc.model.apis import CLASSIC_GROUP_APIS, keys_of
+from kgc.conformance.wire.requests import REQUESTS
 from kgc.model.profiles import Profile
-from kgc.properties.machine import DEFAULT_VERSIONS
+from kgc.model.requests import CLASSIC_REQUESTS, DEFAULT_REQUESTS
+from kgc.properties.machine import drawn_versions
 
-# the classic group request types the suite sends, by api key (Kafka's ApiKeys, model/apis.py)
-API_KEYS: dict[str, int] = keys_of(CLASSIC_GROUP_APIS)
+# the classic group request types every search sends, by api key (``model/requests.py``; the keys
+# are Kafka's ApiKeys, ``model/apis.py``)
+API_KEYS: dict[str, int] = {name: CLASSIC_REQUESTS[name].key for name in DEFAULT_REQUESTS}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,16 +34,20 @@ class Negotiated:
     unsupported: dict[str, str]  # request type -> why it is switched off
 
 
-def negotiate(broker: dict[int, tuple[int, int]], profile: Profile) -> Negotiated:
-    """The versions for a broker whose ApiVersions answer is ``broker`` (api key -> range)."""
+def negotiate(
+    broker: dict[int, tuple[int, int]], profile: Profile, opt_in: Iterable[str] = ()
+) -> Negotiated:
+    """The versions for a broker whose ApiVersions answer is ``broker`` (api key -> range), for
+    the request types every search sends and the ``opt_in`` ones a search asks for."""
     versions: dict[str, tuple[int, ...]] = {}
     unsupported: dict[str, str] = {}
-    for api, key in API_KEYS.items():
+    keys = {**API_KEYS, **{api: CLASSIC_REQUESTS[api].key for api in opt_in}}
+    for api, key in keys.items():
         if key not in broker:
             unsupported[api] = "not offered by the broker"
             continue
         lo, hi = broker[key]
-        kp_lo, kp_hi = REQUEST_CLASSES[api].valid_versions
+        kp_lo, kp_hi = REQUESTS[api].cls().valid_versions
         model = profile.api_range(api)
         low, high = max(lo, kp_lo, model.min_version), min(hi, kp_hi, model.max_version)
         if low > high:
@@ -48,13 +56,13 @@ def negotiate(broker: dict[int, tuple[int, int]], profile: Profile) -> Negotiate
                 f"{profile.name} rules v{model.min_version}-{model.max_version})"
             )
             continue
-        preferred = tuple(v for v in DEFAULT_VERSIONS[api] if low <= v <= high)
+        preferred = tuple(v for v in drawn_versions(api) if low <= v <= high)
         versions[api] = preferred or (high,)
     return Negotiated(versions=versions, unsupported=unsupported)
 
 
-def negotiate_with(cluster: Cluster, profile: Profile) -> Negotiated:
+def negotiate_with(cluster: Cluster, profile: Profile, opt_in: Iterable[str] = ()) -> Negotiated:
     """:func:`negotiate` with the ApiVersions answer of the broker's first node."""
     cluster.refresh_metadata()
     node = min(b.node_id for b in cluster.metadata().brokers)
-    return negotiate(cluster.connection(node).broker_versions or {}, profile)
+    return negotiate(cluster.connection(node).broker_versions or {}, profile, opt_in)

@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from kgc.conformance.brokers.session import description_of, open_broker
-from kgc.conformance.drivers.suite import run_suite
+from kgc.conformance.drivers.suite import CLASSIC, BrokerAccess, Output, Search, run_workload
 from kgc.engine.broken import VARIANTS, broken
 from kgc.engine.loop import EngineConfig
 from kgc.engine.traces import load
@@ -43,14 +43,15 @@ GRACE20 = EngineConfig(grace_ms=20.0, quiet_ms=20.0, final_ms=0.0)
 def _ci(broker: Any, description: dict[str, Any], tmp: str, *, old: bool) -> dict[str, Any]:
     suffix = "_grace20" if old else ""
     print(f"bench check: ci profile{' (old settings)' if old else ''}…", file=sys.stderr)
-    r = run_suite(
-        bootstrap_servers=broker.bootstrap_servers,
-        description=description,
-        profile="ci",
-        seed=SEED,
-        traces_dir=tmp,
-        engine_config=GRACE20 if old else EngineConfig(),
-        reuse_connections=not old,
+    r = run_workload(
+        CLASSIC,
+        BrokerAccess(
+            bootstrap_servers=broker.bootstrap_servers,
+            description=description,
+            reuse_connections=not old,
+        ),
+        search=Search(profile="ci", seed=SEED, engine_config=GRACE20 if old else EngineConfig()),
+        output=Output(traces_dir=tmp),
     )
     busy = max(r.wall_s - r.tick_ms / 1000.0, 1e-9)
     out = {
@@ -73,12 +74,12 @@ def run(args: Any) -> dict[str, Any]:
         description = description_of(broker)
         out["kafka_version"] = description.get("version")
         print("bench check: warm-up (quick profile)…", file=sys.stderr)
-        run_suite(
-            bootstrap_servers=broker.bootstrap_servers,
-            description=description,
-            profile="quick",
-            seed=SEED,
-            traces_dir=tmp,
+        access = BrokerAccess(bootstrap_servers=broker.bootstrap_servers, description=description)
+        run_workload(
+            CLASSIC,
+            access,
+            search=Search(profile="quick", seed=SEED),
+            output=Output(traces_dir=tmp),
         )
         load_before = os.getloadavg()[0]
         out.update(_ci(broker, description, tmp, old=True))
@@ -92,12 +93,11 @@ def run(args: Any) -> dict[str, Any]:
                 print(f"bench check: variant {name}…", file=sys.stderr)
                 t0 = time.monotonic()
                 with broken(name):
-                    v = run_suite(
-                        bootstrap_servers=broker.bootstrap_servers,
-                        description=description,
-                        profile="quality",
-                        seed=1,
-                        traces_dir=tmp,
+                    v = run_workload(
+                        CLASSIC,
+                        access,
+                        search=Search(profile="quality", seed=1),
+                        output=Output(traces_dir=tmp),
                     )
                 key = name.replace("-", "_")
                 out[f"shrink_s_{key}"] = round(time.monotonic() - t0, 1)

@@ -17,7 +17,7 @@ import tempfile
 from typing import Any
 
 from kgc.conformance.brokers.session import description_of, open_broker
-from kgc.conformance.drivers.suite import run_suite
+from kgc.conformance.drivers.suite import CLASSIC, BrokerAccess, Output, Search, run_workload
 from kgc.engine.coverage import summarise
 
 
@@ -32,14 +32,15 @@ def run(args: Any) -> dict[str, Any]:
         open_broker(kafka_version=args.kafka_version) as broker,
         tempfile.TemporaryDirectory(prefix="kgc-bench-coverage-") as traces,
     ):
-        description = description_of(broker)
+        access = BrokerAccess(
+            bootstrap_servers=broker.bootstrap_servers, description=description_of(broker)
+        )
         for seed in seeds:
-            r = run_suite(
-                bootstrap_servers=broker.bootstrap_servers,
-                description=description,
-                profile="ci",
-                seed=seed,
-                traces_dir=traces,
+            r = run_workload(
+                CLASSIC,
+                access,
+                search=Search(profile="ci", seed=seed),
+                output=Output(traces_dir=traces),
             )
             target = r.target
             cov = summarise(r.coverage, target=r.target)

@@ -23,7 +23,14 @@ import tempfile
 from typing import Any
 
 from kgc.conformance.brokers.session import description_of, open_broker
-from kgc.conformance.drivers.suite import SuiteResult, run_suite
+from kgc.conformance.drivers.suite import (
+    CLASSIC,
+    BrokerAccess,
+    Output,
+    Search,
+    SuiteResult,
+    run_workload,
+)
 from kgc.conformance.mutants.catalogue import MUTANTS, Mutant
 from kgc.conformance.mutants.proxy import MutantProxy
 from kgc.engine.traces import load
@@ -34,12 +41,14 @@ def against(
 ) -> tuple[SuiteResult, int]:
     """The search against ``mutant`` in a proxy before ``upstream``: (result, answers mutated)."""
     with MutantProxy(upstream, mutant) as proxy:
-        result = run_suite(
-            bootstrap_servers=proxy.bootstrap_servers,
-            description={**description, "name": f"mutant {mutant.name if mutant else 'none'}"},
-            profile=profile,
-            seed=1,
-            traces_dir=traces,
+        result = run_workload(
+            CLASSIC,
+            BrokerAccess(
+                bootstrap_servers=proxy.bootstrap_servers,
+                description={**description, "name": f"mutant {mutant.name if mutant else 'none'}"},
+            ),
+            search=Search(profile=profile, seed=1),
+            output=Output(traces_dir=traces),
         )
         return result, proxy.mutated
 

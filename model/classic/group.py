@@ -2,8 +2,9 @@
 
 Role: the checker's ``Model`` (``checker.py``) over
 :class:`~kgc.model.classic.state.GroupState`, dispatching each request to the module that states
-its rules (``join``, ``sync``, ``heartbeat``, ``leave``, ``offsets``, ``describe``; ``rebalance``
-holds the join phase shared by all of them) and firing the coordinator's timers.
+its rules (``join``, ``sync``, ``heartbeat``, ``leave``, ``offsets``, ``describe``,
+``list_groups``; ``rebalance`` holds the join phase shared by all of them) and firing the
+coordinator's timers.
 
 Time. Requests are processed at their send time (never earlier than anything already processed).
 Timers fire in deadline order, each at ``max(deadline, time of the last thing processed)``:
@@ -49,6 +50,7 @@ from kgc.model.classic.describe import (
 from kgc.model.classic.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
 from kgc.model.classic.join import handle_join_group
 from kgc.model.classic.leave import handle_leave_group
+from kgc.model.classic.list_groups import handle_list_groups
 from kgc.model.classic.offsets import handle_offset_commit, handle_offset_fetch
 from kgc.model.classic.rebalance import fire_join_timer, fire_sync_timer
 from kgc.model.classic.state import EMPTY, GroupState, with_outbox
@@ -60,6 +62,7 @@ from kgc.model.commands import (
     Heartbeat,
     JoinGroup,
     LeaveGroup,
+    ListGroups,
     NotModelled,
     OffsetCommit,
     OffsetFetch,
@@ -82,6 +85,7 @@ HANDLERS: dict[str, Handler] = {
     OffsetFetch.type: handle_offset_fetch,
     DescribeGroups.type: handle_describe_groups,
     FindCoordinator.type: handle_find_coordinator,
+    ListGroups.type: handle_list_groups,
 }
 
 # timer kinds, in the order they fire when deadlines are equal: a heartbeat set in the same event

@@ -1,0 +1,379 @@
+"""Workloads: what one run of the suite drives, one per protocol.
+
+A :class:`Workload` is everything about a protocol the driver (``suite.py``) must not decide by
+name: the scenario its saved traces are named by, the request types whose versions it negotiates
+itself, how much slower its search runs against a broker that refuses short sessions, whether a
+rule waits while a first join is parked, and how it builds a run's :class:`Harness` — the targets,
+the model, the machine class and the nemesis — once the run's cluster connection is open and its
+topic exists. A new protocol or target is a new ``Workload``, never a branch in the driver.
+
+* :data:`CLASSIC` — JoinGroup/SyncGroup (``GroupMachine``, ``ClassicGroupModel``).
+* :data:`CONSUMER` — KIP-848's ConsumerGroupHeartbeat (``properties/consumer_machine.py``,
+  ``ConsumerGroupModel``); a broker that does not run it raises :class:`ProtocolUnsupported`
+  before any example.
+* :data:`MIGRATION` — both on one group id (``properties/migration_machine.py``,
+  ``MigratingGroupModel``), by the broker's ``group.consumer.migration.policy``.
+* the fault-mixed classic workload on a cluster kgc started: ``fault_suite.fault_workload``.
+
+:data:`WORKLOADS` names the first three as ``kgc check --protocol`` does.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kgc.model.apis import CONSUMER_GROUP_APIS, OFFSET_APIS, keys_of
+from kgc.model.checker import Model
+from kgc.model.client_view import CONSUMER_VERSIONS
+from kgc.properties.machine import (
+    TOPIC_PARTITIONS,
+    GroupMachine,
+    SuiteContext,
+    machine_for,
+    time_scale_for,
+)
+
+if TYPE_CHECKING:
+    from kgc.conformance.faults.nemesis import Nemesis
+    from kgc.conformance.wire.client import Cluster
+    from kgc.engine.target import Target
+
+ModelFactory = Callable[[dict[str, Any], str], Model[Any]]  # (model record, group id) -> model
+
+CONSUMER_API_KEYS = keys_of(CONSUMER_GROUP_APIS)
+# the versions negotiated, lowest first, out of the consumer's one table (model/client_view.py)
+CONSUMER_SPEC_VERSIONS = tuple(sorted(CONSUMER_VERSIONS["ConsumerGroupHeartbeat"]))
+OFFSET_API_KEYS = keys_of(OFFSET_APIS)
+CONSUMER_OFFSET_VERSIONS = tuple(sorted(CONSUMER_VERSIONS["OffsetCommit"]))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Harness:
+    """What a workload builds for one run, once the run's cluster connection is open: per
+    example a target and a model for a fresh group, the state machine class bound to the run's
+    context, and the nemesis whose faults are healed when the run ends (None: no faults)."""
+
+    open_target: Callable[[str], Target]  # group id -> a fresh target for that group
+    new_model: Callable[[str], Model[Any]]  # group id -> a fresh model for that group
+    machine: Callable[[SuiteContext], type[GroupMachine]] = machine_for
+    nemesis: Nemesis | None = None
+    model_record: dict[str, Any] | None = None  # the manifest's model record, one for the run
+
+
+class BuildHarness(Protocol):
+    """How a workload builds its :class:`Harness`: ``description`` holds the broker's facts and
+    the classic negotiation's ``request_versions`` (a builder that negotiates more writes them
+    there); ``topic`` exists; ``factory`` replaces how the model is built (None: the workload's
+    own); ``reuse_connections`` is ``BrokerTarget``'s."""
+
+    def __call__(
+        self,
+        cluster: Cluster,
+        description: dict[str, Any],
+        *,
+        topic: str,
+        factory: ModelFactory | None = None,
+        reuse_connections: bool = True,
+    ) -> Harness: ...
+
+
+def first_join_parks(group_config: dict[str, Any]) -> bool:
+    """Classic members' first join parks for ``group.initial.rebalance.delay.ms`` (Kafka's
+    default: 3 s): the machine lets time pass instead of doing nothing (``wait_when_parked``)."""
+    return int(group_config.get("group.initial.rebalance.delay.ms") or 0) > 0
+
+
+def unscaled(group_config: dict[str, Any]) -> int:
+    """The KIP-848 session is the broker's own setting, not drawn: nothing to scale."""
+    return 1
+
+
+def never_parks(group_config: dict[str, Any]) -> bool:
+    """KIP-848 members join by heartbeat: no join parks."""
+    return False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """One protocol the suite drives (module docstring)."""
+
+    name: str  # as ``kgc check --protocol`` names it
+    scenario: str  # saved traces are ``traces/<scenario>_<check>_<fingerprint>.json``
+    build: BuildHarness
+    # request types whose versions ``build`` negotiates (into ``description["request_versions"]``)
+    # over the classic negotiation's
+    negotiates: frozenset[str] = frozenset()
+    # group config -> the factor drawn sessions, rebalance timeouts and ticks are multiplied by
+    time_scale: Callable[[dict[str, Any]], int] = time_scale_for
+    # group config -> whether a rule drawn for a waiting client lets time pass
+    wait_when_parked: Callable[[dict[str, Any]], bool] = first_join_parks
+    model_factory: ModelFactory | None = None  # replaces how the model is built (quality tests)
+
+    def harness(
+        self,
+        cluster: Cluster,
+        description: dict[str, Any],
+        *,
+        topic: str,
+        reuse_connections: bool = True,
+    ) -> Harness:
+        return self.build(
+            cluster,
+            description,
+            topic=topic,
+            factory=self.model_factory,
+            reuse_connections=reuse_connections,
+        )
+
+
+# ------------------------------------------------------------------------------------ builders
+
+
+def classic_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    *,
+    topic: str,
+    factory: ModelFactory | None = None,
+    reuse_connections: bool = True,
+) -> Harness:
+    """The classic machine on ``BrokerTarget`` targets, checked by the model the broker's facts
+    give (``registry.model_manifest``)."""
+    from kgc.engine.registry import build, model_manifest
+
+    return _broker_harness(
+        cluster,
+        description,
+        model_manifest(description),
+        factory or build,
+        machine_for,
+        reuse_connections=reuse_connections,
+    )
+
+
+def consumer_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    *,
+    topic: str,
+    factory: ModelFactory | None = None,
+    reuse_connections: bool = True,
+) -> Harness:
+    """The KIP-848 consumer group on ``BrokerTarget`` targets: the versions both sides speak go
+    into ``description["request_versions"]`` (and so into the model record and every trace)."""
+    from kgc.conformance.errors import ProtocolUnsupported
+    from kgc.engine.registry import build_consumer, consumer_manifest
+    from kgc.properties.consumer_machine import consumer_machine_for
+
+    cluster.refresh_metadata()
+    first = min(b.node_id for b in cluster.metadata().brokers)
+    advertised = cluster.connection(first).broker_versions or {}
+    versions = description.setdefault("request_versions", {})
+    for api, key in CONSUMER_API_KEYS.items():
+        if key not in advertised:
+            offered = [a for a, k in CONSUMER_API_KEYS.items() if k in advertised]
+            why = (
+                f"it offers {', '.join(offered)} but kgc needs both to check KIP-848's "
+                "consumer protocol"
+                if offered
+                else "it does not run KIP-848's consumer protocol (Apache Kafka offers it from "
+                "4.0 in KRaft mode)"
+            )
+            raise ProtocolUnsupported(
+                f"the broker does not offer {api} (API key {key}): {why}; check it with "
+                "--protocol classic"
+            )
+        low, high = advertised[key]
+        both = [v for v in CONSUMER_SPEC_VERSIONS if low <= v <= high]
+        if not both:
+            raise ProtocolUnsupported(
+                f"the broker offers {api} v{low}-{high}, kgc speaks "
+                f"v{CONSUMER_SPEC_VERSIONS[0]}-{CONSUMER_SPEC_VERSIONS[-1]}"
+            )
+        versions[api] = both
+    # offsets with member epochs: v8 (before KIP-848: UNSUPPORTED_VERSION from a consumer
+    # member's commit), v9 (member id and epoch), v10 (topic ids)
+    for api, key in OFFSET_API_KEYS.items():
+        low, high = advertised.get(key, (0, -1))
+        versions[api] = [v for v in CONSUMER_OFFSET_VERSIONS if low <= v <= high]
+    _probe_consumer_protocol(cluster, first, versions["ConsumerGroupHeartbeat"][-1])
+    _await_topic_in_group_coordinator(cluster, topic, versions["ConsumerGroupHeartbeat"][-1])
+    record = consumer_manifest(description, {topic: TOPIC_PARTITIONS})
+    return _broker_harness(
+        cluster,
+        description,
+        record,
+        factory or build_consumer,
+        consumer_machine_for,
+        reuse_connections=reuse_connections,
+    )
+
+
+def _broker_harness(
+    cluster: Cluster,
+    description: dict[str, Any],
+    record: dict[str, Any],
+    build: ModelFactory,
+    machine: Callable[[SuiteContext], type[Any]],
+    *,
+    reuse_connections: bool,
+) -> Harness:
+    """``machine``'s examples on ``BrokerTarget`` targets, checked by ``build(record, gid)``."""
+    from kgc.conformance.wire.broker_target import BrokerTarget
+
+    return Harness(
+        open_target=lambda gid: BrokerTarget(
+            cluster, gid, description=description, reuse_connections=reuse_connections
+        ),
+        new_model=lambda gid: build(record, gid),
+        machine=machine,
+        model_record=record,
+    )
+
+
+def migration_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    *,
+    topic: str,
+    factory: ModelFactory | None = None,
+    reuse_connections: bool = True,
+) -> Harness:
+    """Classic clients and KIP-848 consumers on one group id (``MigratingGroupModel``,
+    ``properties/migration_machine.py``). The broker must run the consumer protocol (as for
+    :func:`consumer_workload`), else :class:`ProtocolUnsupported` before any example; its
+    ``group.consumer.migration.policy`` is read (Kafka's default, ``bidirectional``, if it does
+    not say)."""
+    from kgc.conformance.wire.brokerconfig import migration_policy
+    from kgc.engine.registry import MIGRATION_POLICY, build_migration, migration_manifest
+    from kgc.properties.migration_machine import migration_machine_for
+
+    classic_versions = dict(description.get("request_versions") or {})
+    consumer_workload(cluster, description, topic=topic)  # checks and negotiates the protocol
+    # the classic clients commit and fetch with the classic machine's versions
+    for api in OFFSET_API_KEYS:
+        if api in classic_versions:
+            description["request_versions"][api] = classic_versions[api]
+    group_config = description.setdefault("group_config", {})
+    sources = description.setdefault("fact_sources", {})
+    if MIGRATION_POLICY not in group_config:
+        read = migration_policy(cluster)
+        group_config[MIGRATION_POLICY] = read or "bidirectional"
+        sources[MIGRATION_POLICY] = "read" if read else "assumed"
+    record = migration_manifest(description, {topic: TOPIC_PARTITIONS})
+    return _broker_harness(
+        cluster,
+        description,
+        record,
+        factory or build_migration,
+        migration_machine_for,
+        reuse_connections=reuse_connections,
+    )
+
+
+def _probe_consumer_protocol(cluster: Cluster, node: int, version: int) -> None:
+    """A broker may list ConsumerGroupHeartbeat with the protocol switched off (Kafka 3.7-3.9
+    unless ``group.coordinator.rebalance.protocols`` names ``consumer``): it then answers every
+    one ``UNSUPPORTED_VERSION``. Asked with epoch 1 for a ``kgc-probe-`` group that does not
+    exist, a broker running the protocol answers ``GROUP_ID_NOT_FOUND`` and creates nothing."""
+    from kgc.conformance.errors import ProtocolUnsupported
+    from kgc.conformance.wire.client import consumer_group_heartbeat, error_name
+
+    conn = cluster.connection(node)
+    probe = f"kgc-probe-{secrets.token_hex(4)}"
+    answer = cluster._request(
+        conn, consumer_group_heartbeat(conn, probe, probe, 1, version=version)
+    )
+    if error_name(answer.error_code) == "UNSUPPORTED_VERSION":
+        raise ProtocolUnsupported(
+            "the broker lists ConsumerGroupHeartbeat but answers UNSUPPORTED_VERSION: its KIP-848 "
+            "consumer protocol is switched off (Kafka 3.7-3.9: group.coordinator.rebalance."
+            "protocols=classic,consumer turns it on); check it with --protocol classic"
+        )
+
+
+def _await_topic_in_group_coordinator(
+    cluster: Cluster, topic: str, version: int, *, timeout_s: float = 15.0
+) -> None:
+    """Wait until the group coordinator assigns every partition of the run's new ``topic``.
+
+    The coordinator reads topics from its own metadata image, which can trail the broker's
+    metadata cache that CreateTopics and Metadata answer from: a group created in between gets a
+    target without the topic (seen on 4.3.1: the first member of a group, joined a few hundred ms
+    after the topic was created, was given epoch 2 and no partitions). So a throwaway
+    ``kgc-probe-`` group joins until its member is given the whole topic, then leaves; the
+    group, Empty and without offsets, is left to the coordinator's cleanup."""
+    from kgc.conformance.errors import KgcError
+    from kgc.conformance.wire.client import consumer_group_heartbeat, error_name
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        group = f"kgc-probe-{secrets.token_hex(4)}"
+        member = f"kgc-probe-{secrets.token_hex(8)}"
+        conn = cluster.connection(cluster.await_coordinator(group))
+        answer = cluster._request(
+            conn,
+            consumer_group_heartbeat(
+                conn,
+                group,
+                member,
+                0,
+                rebalance_timeout_ms=1000,
+                subscribed_topic_names=[topic],
+                topic_partitions=[],
+                version=version,
+            ),
+        )
+        error = error_name(answer.error_code)
+        given = (
+            sum(len(t.partitions) for t in (answer.assignment.topic_partitions or ()))
+            if (error == "NONE" and answer.assignment is not None)
+            else 0
+        )
+        if error == "NONE":
+            cluster._request(
+                conn, consumer_group_heartbeat(conn, group, member, -1, version=version)
+            )
+        if given == TOPIC_PARTITIONS:
+            return
+        if time.monotonic() > deadline:
+            raise KgcError(
+                f"the group coordinator still does not assign topic {topic!r} "
+                f"{timeout_s:.0f} s after it was created (last answer: {error}, "
+                f"{given} of {TOPIC_PARTITIONS} partitions)"
+            )
+        time.sleep(0.1)
+
+
+# ----------------------------------------------------------------------------------- workloads
+
+# a broker that refuses the suite's short sessions gets the same classic search, slower
+# (``time_scale_for``); the consumer protocol's session is the broker's own setting, not drawn
+CLASSIC = Workload(name="classic", scenario="classic", build=classic_workload)
+CONSUMER = Workload(
+    name="consumer",
+    scenario="consumer",
+    build=consumer_workload,
+    negotiates=frozenset(CONSUMER_API_KEYS) | frozenset(OFFSET_API_KEYS),
+    time_scale=unscaled,
+    wait_when_parked=never_parks,
+)
+# the classic clients keep the classic negotiation's offset versions (``migration_workload``)
+MIGRATION = Workload(
+    name="migration",
+    scenario="migration",
+    build=migration_workload,
+    negotiates=frozenset(CONSUMER_API_KEYS),
+)
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (CLASSIC, CONSUMER, MIGRATION)}
+
+
+def workload_named(protocol: str) -> Workload:
+    """The workload ``kgc check --protocol`` names."""
+    if protocol not in WORKLOADS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose one of {', '.join(WORKLOADS)}")
+    return WORKLOADS[protocol]

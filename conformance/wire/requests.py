@@ -1,0 +1,519 @@
+"""One descriptor per request type the suite sends: how a model command goes on the wire and back.
+
+A :class:`WireRequest` names a request type (its name, hence its API key, ``model/apis.py``), its
+kafka-python request class (whose ``valid_versions`` are the versions kafka-python encodes), a
+builder (model command -> kafka-python request object) and a decoder (decoded kafka-python
+response -> the model's response record), and which member ids an answer mentions. ``encoding.
+encode``/``decode`` look the command's type up in :data:`REQUESTS`; nothing else branches on it.
+The pure facts of a classic request type (default versions, coverage cells) are its
+``RequestType`` in ``model/requests.py``, which the layers below the wire read.
+
+Adding a request type: its command and response records (``model/commands.py``, in the
+``Request``/``Response`` unions), its ``RequestType`` (``model/requests.py``), one ``WireRequest``
+here, and its handler in the model (``model/classic/``, one ``HANDLERS`` line); to draw it, a
+rule (``properties/machine.py``) and the client view's builder (``model/client_view.py``).
+
+The builders of the older types call ``client.py``'s ``*_request`` functions, which probes and
+fault scenarios send too; a type only the model's commands send builds its kafka-python object
+here. Layouts by version are in ``encoding.py``'s module docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kafka.protocol.admin.groups import DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    SyncGroupRequest,
+)
+from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
+from kgc.conformance.wire import client as kc
+from kgc.conformance.wire.client import error_name
+from kgc.conformance.wire.payloads import (
+    assignment_bytes,
+    assignment_text,
+    metadata_bytes,
+    metadata_text,
+    names_by_id,
+    partitions_by_name,
+    topic_id,
+    topic_name,
+)
+from kgc.model import commands as m
+from kgc.model.apis import KEYS
+from kgc.model.errors import NONE
+
+if TYPE_CHECKING:
+    from kgc.conformance.wire.encoding import MemberIds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wire:
+    """What a builder or decoder reads besides the command and the answer: the run's group id
+    (not part of the model's vocabulary), its member ids, and topic ids where a version needs
+    them."""
+
+    group_id: str | None
+    ids: MemberIds
+    topic_ids: Mapping[str, Any] | None = None
+
+
+def _no_member_ids(command: Any, response: Any) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireRequest:
+    """One request type on the wire (module docstring). ``request_class`` ``None``: the class is
+    built from Kafka's message specs on first use (``message_specs.py``, the KIP-848 APIs)."""
+
+    name: str
+    request_class: Any | None
+    build: Callable[[Any, Wire], Any]
+    decode: Callable[[Any, Any, Wire], m.Response]
+    # real member ids an answer mentions besides the receiver's own JoinGroup id
+    member_ids: Callable[[Any, Any], list[str]] = _no_member_ids
+
+    @property
+    def key(self) -> int:
+        return KEYS[self.name]
+
+    def cls(self) -> Any:
+        """The kafka-python request class."""
+        if self.request_class is not None:
+            return self.request_class
+        from kgc.conformance.wire.message_specs import message_classes
+
+        return message_classes(self.name)[0]
+
+
+# ------------------------------------------------------------------------------------- JoinGroup
+
+
+def _build_join_group(c: m.JoinGroup, w: Wire) -> Any:
+    return kc.join_group_request(
+        w.group_id,
+        session_timeout_ms=c.session_timeout_ms,
+        rebalance_timeout_ms=c.rebalance_timeout_ms,
+        member_id=w.ids.real(c.member_id),
+        group_instance_id=c.group_instance_id,
+        protocol_type=c.protocol_type,
+        protocols=[(p.name, metadata_bytes(p.metadata)) for p in c.protocols],
+    )
+
+
+def _decode_join_group(c: m.JoinGroup, r: Any, w: Wire) -> m.Response:
+    own = w.ids.symbolic(r.member_id, owner_client=c.client) if r.member_id else None
+    name = w.ids.name_or_unknown
+    error = error_name(r.error_code)
+    protocol_name = r.protocol_name
+    if protocol_name == "" and error != NONE and c.version < 7:
+        protocol_name = None
+    members = sorted(
+        (
+            m.JoinedMember(
+                member_id=name(x.member_id),
+                group_instance_id=x.group_instance_id,
+                metadata=metadata_text(x.metadata),
+            )
+            for x in r.members
+        ),
+        key=lambda j: j.member_id,
+    )
+    return m.JoinGroupResponse(
+        error=error,
+        generation_id=r.generation_id,
+        protocol_name=protocol_name,
+        leader=name(r.leader),
+        member_id=own if own is not None else m.NO_MEMBER_ID,
+        members=tuple(members),
+    )
+
+
+# ------------------------------------------------------------------------- SyncGroup, Heartbeat
+
+
+def _build_sync_group(c: m.SyncGroup, w: Wire) -> Any:
+    return kc.sync_group_request(
+        w.group_id,
+        generation_id=c.generation_id,
+        member_id=w.ids.real(c.member_id),
+        group_instance_id=c.group_instance_id,
+        protocol_type=c.protocol_type,
+        protocol_name=c.protocol_name,
+        assignments=[
+            (w.ids.real(a.member_id), assignment_bytes(a.assignment)) for a in c.assignments
+        ],
+    )
+
+
+def _decode_sync_group(c: m.SyncGroup, r: Any, w: Wire) -> m.Response:
+    return m.SyncGroupResponse(
+        error=error_name(r.error_code), assignment=assignment_text(r.assignment)
+    )
+
+
+def _build_heartbeat(c: m.Heartbeat, w: Wire) -> Any:
+    return kc.heartbeat_request(
+        w.group_id,
+        generation_id=c.generation_id,
+        member_id=w.ids.real(c.member_id),
+        group_instance_id=c.group_instance_id,
+    )
+
+
+def _decode_heartbeat(c: m.Heartbeat, r: Any, w: Wire) -> m.Response:
+    return m.HeartbeatResponse(error=error_name(r.error_code))
+
+
+# ------------------------------------------------------------------------------------ LeaveGroup
+
+
+def _build_leave_group(c: m.LeaveGroup, w: Wire) -> Any:
+    return kc.leave_group_request(
+        w.group_id,
+        [(w.ids.real(x.member_id), x.group_instance_id) for x in c.members],
+        version=c.version,
+    )
+
+
+def _decode_leave_group(c: m.LeaveGroup, r: Any, w: Wire) -> m.Response:
+    return m.LeaveGroupResponse(
+        error=error_name(r.error_code),
+        members=tuple(
+            m.MemberResult(
+                member_id=w.ids.name_or_unknown(x.member_id),
+                group_instance_id=x.group_instance_id,
+                error=error_name(x.error_code),
+            )
+            for x in (r.members or ())
+        ),
+    )
+
+
+# ---------------------------------------------------------------------- OffsetCommit, OffsetFetch
+
+
+def _build_offset_commit(c: m.OffsetCommit, w: Wire) -> Any:
+    return kc.offset_commit_request(
+        w.group_id,
+        generation_id=c.generation_id,
+        member_id=w.ids.real(c.member_id),
+        group_instance_id=c.group_instance_id,
+        offsets=[(o.topic, o.partition, o.offset, o.metadata) for o in c.offsets],
+        topic_ids=w.topic_ids,
+        version=c.version,
+    )
+
+
+def _decode_offset_commit(c: m.OffsetCommit, r: Any, w: Wire) -> m.Response:
+    names = names_by_id(w.topic_ids)
+    partitions = (
+        m.PartitionError(
+            topic=topic_name(t, c.version, names),
+            partition=p.partition_index,
+            error=error_name(p.error_code),
+        )
+        for t in r.topics
+        for p in t.partitions
+    )
+    return m.OffsetCommitResponse(
+        partitions=tuple(sorted(partitions, key=lambda x: (x.topic, x.partition)))
+    )
+
+
+def _build_offset_fetch(c: m.OffsetFetch, w: Wire) -> Any:
+    return kc.offset_fetch_request(
+        w.group_id,
+        [(tp.topic, tp.partition) for tp in c.partitions],
+        topic_ids=w.topic_ids,
+        member_id=None if c.member_id is None else w.ids.real(c.member_id),
+        member_epoch=c.member_epoch,
+        version=c.version,
+    )
+
+
+def _decode_offset_fetch(c: m.OffsetFetch, r: Any, w: Wire) -> m.Response:
+    names = names_by_id(w.topic_ids)
+    v = c.version
+    if v >= 8:
+        if len(r.groups) != 1:
+            raise ValueError(f"OffsetFetch v{v}: expected one group, got {r!r}")
+        group = r.groups[0]
+        error = error_name(group.error_code)
+        topics = group.topics
+    else:
+        error = error_name(r.error_code) if v >= 2 else NONE
+        topics = r.topics
+    partitions = (
+        m.FetchedOffset(
+            topic=topic_name(t, v, names),
+            partition=p.partition_index,
+            offset=p.committed_offset,
+            metadata=p.metadata or "",
+            error=error_name(p.error_code),
+        )
+        for t in topics
+        for p in t.partitions
+    )
+    return m.OffsetFetchResponse(
+        error=error, partitions=tuple(sorted(partitions, key=lambda x: (x.topic, x.partition)))
+    )
+
+
+# ------------------------------------------------------------------------------- DescribeGroups
+
+
+def _build_describe_groups(c: m.DescribeGroups, w: Wire) -> Any:
+    return kc.describe_groups_request([w.group_id])
+
+
+def _decode_describe_groups(c: m.DescribeGroups, r: Any, w: Wire) -> m.Response:
+    if len(r.groups) != 1:
+        raise ValueError(f"DescribeGroups: expected one group, got {r!r}")
+    g = r.groups[0]
+    members = (
+        m.DescribedMember(
+            member_id=w.ids.name_or_unknown(x.member_id),
+            group_instance_id=x.group_instance_id,
+            assignment=assignment_text(x.member_assignment),
+        )
+        for x in g.members
+    )
+    return m.DescribeGroupsResponse(
+        error=error_name(g.error_code),
+        group_state=g.group_state,
+        protocol_type=g.protocol_type,
+        protocol_data=g.protocol_data,
+        members=tuple(sorted(members, key=lambda d: d.member_id)),
+    )
+
+
+def _describe_groups_ids(c: m.DescribeGroups, r: Any) -> list[str]:
+    return [x.member_id for g in r.groups for x in g.members]
+
+
+# ------------------------------------------------------------------------------ FindCoordinator
+
+
+def _build_find_coordinator(c: m.FindCoordinator, w: Wire) -> Any:
+    return kc.find_coordinator_request(w.group_id, version=c.version)
+
+
+def _decode_find_coordinator(c: m.FindCoordinator, r: Any, w: Wire) -> m.Response:
+    if c.version >= 4:
+        if len(r.coordinators) != 1:
+            raise ValueError(f"FindCoordinator: expected one coordinator, got {r!r}")
+        x = r.coordinators[0]
+        return m.FindCoordinatorResponse(error=error_name(x.error_code), node_id=x.node_id)
+    return m.FindCoordinatorResponse(error=error_name(r.error_code), node_id=r.node_id)
+
+
+# ----------------------------------------------------------------------------------- ListGroups
+
+
+def _build_list_groups(c: m.ListGroups, w: Wire) -> Any:
+    """ListGroups: ``StatesFilter`` exists from v4, ``TypesFilter`` from v5
+    (``ListGroupsRequest.json``); a filter at a version without the field is refused, as the
+    client view never builds one."""
+    if c.states_filter and c.version < 4:
+        raise ValueError("StatesFilter is a ListGroups v4 field")
+    if c.types_filter and c.version < 5:
+        raise ValueError("TypesFilter is a ListGroups v5 field")
+    return ListGroupsRequest(states_filter=list(c.states_filter), types_filter=list(c.types_filter))
+
+
+def _decode_list_groups(c: m.ListGroups, r: Any, w: Wire) -> m.Response:
+    """The broker lists every group it coordinates: those of other examples and runs (all named
+    with the suite's prefix, ``kgc-``) and any other client's. Only the entry whose id is this
+    run's own group id is kept, as the model speaks of that group alone
+    (``commands.ListGroupsResponse``). ``GroupState`` exists from v4, ``GroupType`` from v5:
+    below, ``""``."""
+    if w.group_id is None:
+        raise ValueError("ListGroups: decode with the run's group_id to pick its own group")
+    own = [
+        m.ListedGroup(
+            protocol_type=g.protocol_type or "",
+            group_state=(g.group_state or "") if c.version >= 4 else "",
+            group_type=(g.group_type or "") if c.version >= 5 else "",
+        )
+        for g in r.groups or ()
+        if g.group_id == w.group_id
+    ]
+    return m.ListGroupsResponse(error=error_name(r.error_code), groups=tuple(own))
+
+
+# ------------------------------------------------------------------------ KIP-848 consumer group
+
+
+def _build_consumer_group_heartbeat(c: m.ConsumerGroupHeartbeat, w: Wire) -> Any:
+    owned = None
+    if c.topic_partitions is not None:
+        by_topic: dict[str, list[int]] = {}
+        for tp in c.topic_partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        owned = [(topic_id(t, w.topic_ids), ps) for t, ps in sorted(by_topic.items())]
+    if c.subscribed_topic_regex is not None and c.version < 1:
+        raise ValueError("SubscribedTopicRegex is a ConsumerGroupHeartbeat v1 field")
+    w.ids.chosen(c.member_id)
+    return kc.consumer_group_heartbeat_request(
+        w.group_id,
+        c.member_id,  # client-chosen (KIP-1082): the symbolic id is the real one
+        c.member_epoch,
+        instance_id=c.instance_id,
+        rebalance_timeout_ms=c.rebalance_timeout_ms,
+        subscribed_topic_names=c.subscribed_topic_names,
+        subscribed_topic_regex=c.subscribed_topic_regex,
+        server_assignor=c.server_assignor,
+        topic_partitions=owned,
+        version=c.version,
+    )
+
+
+def _decode_consumer_group_heartbeat(c: m.ConsumerGroupHeartbeat, r: Any, w: Wire) -> m.Response:
+    names = names_by_id(w.topic_ids)
+    return m.ConsumerGroupHeartbeatResponse(
+        error=error_name(r.error_code),
+        member_id=r.member_id,
+        member_epoch=r.member_epoch,
+        heartbeat_interval_ms=r.heartbeat_interval_ms,
+        assignment=None
+        if r.assignment is None
+        else partitions_by_name(r.assignment.topic_partitions, names),
+    )
+
+
+def _build_consumer_group_describe(c: m.ConsumerGroupDescribe, w: Wire) -> Any:
+    return kc.consumer_group_describe_request([w.group_id], version=c.version)
+
+
+def _decode_consumer_group_describe(c: m.ConsumerGroupDescribe, r: Any, w: Wire) -> m.Response:
+    names = names_by_id(w.topic_ids)
+    groups = list(r.groups or ())
+    if len(groups) != 1:
+        return m.ConsumerGroupDescribeResponse(error=f"ANSWERED_{len(groups)}_GROUPS")
+    g = groups[0]
+    error = error_name(g.error_code)
+    if error != NONE:
+        return m.ConsumerGroupDescribeResponse(error=error)
+    members = sorted(
+        (
+            m.ConsumerMember(
+                # a classic member of a consumer group (online migration) has an id the
+                # broker made: its symbolic name, as in every other answer
+                member_id=w.ids.name_or_unknown(x.member_id),
+                instance_id=x.instance_id,
+                member_epoch=x.member_epoch,
+                subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
+                subscribed_topic_regex=x.subscribed_topic_regex or None,
+                member_type=x.member_type if c.version >= 1 else -1,
+                assignment=partitions_by_name(x.assignment.topic_partitions, names),
+                target_assignment=partitions_by_name(x.target_assignment.topic_partitions, names),
+            )
+            for x in g.members
+        ),
+        key=lambda x: x.member_id,
+    )
+    return m.ConsumerGroupDescribeResponse(
+        error=error,
+        group_state=g.group_state,
+        group_epoch=g.group_epoch,
+        assignment_epoch=g.assignment_epoch,
+        assignor_name=g.assignor_name,
+        members=tuple(members),
+    )
+
+
+# ---------------------------------------------------------------------------------------- table
+
+
+def _join_group_ids(c: m.JoinGroup, r: Any) -> list[str]:
+    return [r.leader, *(x.member_id for x in r.members)]
+
+
+def _leave_group_ids(c: m.LeaveGroup, r: Any) -> list[str]:
+    return [x.member_id for x in (r.members or ())]
+
+
+#: Every request type the suite sends, by name.
+REQUESTS: dict[str, WireRequest] = {
+    w.name: w
+    for w in (
+        WireRequest(
+            name="JoinGroup",
+            request_class=JoinGroupRequest,
+            build=_build_join_group,
+            decode=_decode_join_group,
+            member_ids=_join_group_ids,
+        ),
+        WireRequest(
+            name="SyncGroup",
+            request_class=SyncGroupRequest,
+            build=_build_sync_group,
+            decode=_decode_sync_group,
+        ),
+        WireRequest(
+            name="Heartbeat",
+            request_class=HeartbeatRequest,
+            build=_build_heartbeat,
+            decode=_decode_heartbeat,
+        ),
+        WireRequest(
+            name="LeaveGroup",
+            request_class=LeaveGroupRequest,
+            build=_build_leave_group,
+            decode=_decode_leave_group,
+            member_ids=_leave_group_ids,
+        ),
+        WireRequest(
+            name="OffsetCommit",
+            request_class=OffsetCommitRequest,
+            build=_build_offset_commit,
+            decode=_decode_offset_commit,
+        ),
+        WireRequest(
+            name="OffsetFetch",
+            request_class=OffsetFetchRequest,
+            build=_build_offset_fetch,
+            decode=_decode_offset_fetch,
+        ),
+        WireRequest(
+            name="DescribeGroups",
+            request_class=DescribeGroupsRequest,
+            build=_build_describe_groups,
+            decode=_decode_describe_groups,
+            member_ids=_describe_groups_ids,
+        ),
+        WireRequest(
+            name="FindCoordinator",
+            request_class=FindCoordinatorRequest,
+            build=_build_find_coordinator,
+            decode=_decode_find_coordinator,
+        ),
+        WireRequest(
+            name="ListGroups",
+            request_class=ListGroupsRequest,
+            build=_build_list_groups,
+            decode=_decode_list_groups,
+        ),
+        WireRequest(
+            name="ConsumerGroupHeartbeat",
+            request_class=None,
+            build=_build_consumer_group_heartbeat,
+            decode=_decode_consumer_group_heartbeat,
+        ),
+        WireRequest(
+            name="ConsumerGroupDescribe",
+            request_class=None,
+            build=_build_consumer_group_describe,
+            decode=_decode_consumer_group_describe,
+        ),
+    )
+}
