@@ -9,7 +9,8 @@ here; no other module writes a key number.
 
 Which versions of a request a release line answers is a rule of that line
 (``profiles.Profile.api_range``); which versions the suite draws is the driver's
-(``properties/machine.py`` ``DEFAULT_VERSIONS``, narrowed by ``conformance/wire/negotiate.py``).
+(``requests.py``'s ``RequestType.drawn_versions`` for the classic group, ``client_view.py``'s
+``CONSUMER_VERSIONS`` for KIP-848, narrowed by ``conformance/wire/negotiate.py``).
 """
 
 from __future__ import annotations
@@ -48,17 +49,6 @@ KEYS: Final[dict[str, int]] = {
 #: The name of each key in :data:`KEYS`.
 NAMES: Final[dict[int, str]] = {key: name for name, key in KEYS.items()}
 
-#: The classic group requests the differential suite negotiates versions of.
-CLASSIC_GROUP_APIS: Final[tuple[str, ...]] = (
-    "OffsetCommit",
-    "OffsetFetch",
-    "FindCoordinator",
-    "JoinGroup",
-    "Heartbeat",
-    "LeaveGroup",
-    "SyncGroup",
-    "DescribeGroups",
-)
 #: The KIP-848 consumer-group requests.
 CONSUMER_GROUP_APIS: Final[tuple[str, ...]] = ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
 #: The offset requests both protocols share.

@@ -162,3 +162,15 @@ def test_every_room_has_a_map_naming_its_files() -> None:
                 if module.name != "__init__.py" and module.name not in doc:
                     missing.append(f"{init.relative_to(ROOT)} does not name {module.name}")
     assert not missing, "\n".join(missing)
+
+
+def test_contributing_names_every_module() -> None:
+    """CONTRIBUTING.md's map names every module by its path, so a newcomer finds each file."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    missing = [
+        str(path.relative_to(ROOT))
+        for folder in [*FOLDER_PACKAGE, "kgc"]
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path.name != "__init__.py" and str(path.relative_to(ROOT)) not in text
+    ]
+    assert missing == [], f"CONTRIBUTING.md does not name: {missing}"
