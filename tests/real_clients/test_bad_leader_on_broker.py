@@ -5,7 +5,6 @@ library, so the bad assignment is exactly what the test wrote."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -42,16 +41,11 @@ def _join(
 
 
 def _joined(group: kc.GroupClient, client: str, group_id: str, topic: str, member_id: str) -> Any:
-    """One JoinGroup answered, sent again while the coordinator answers
-    COORDINATOR_LOAD_IN_PROGRESS, as Kafka's clients do (seen twice in CI on 4.3.1, mid-session,
-    on a JoinGroup after the group's first answer)."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        r = _answer(group, _join(group, client, group_id, topic, member_id))
-        if kc.error_name(r.error_code) != "COORDINATOR_LOAD_IN_PROGRESS":
-            return r
-        assert time.monotonic() < deadline, "the coordinator stayed loading"
-        time.sleep(0.1)
+    """One JoinGroup, answered once. A COORDINATOR_LOAD_IN_PROGRESS here fails the test: the
+    mid-session loads once resent here came from a test that planted a record in the shared
+    session broker's ``__consumer_offsets`` (fixed in ``bfa850f``; ``make test`` fails on the
+    broker log's sign of it), so a broker that answers so without cause is a finding."""
+    return _answer(group, _join(group, client, group_id, topic, member_id))
 
 
 def _member_id(group: kc.GroupClient, client: str, group_id: str, topic: str) -> str:
