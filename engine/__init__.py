@@ -9,6 +9,8 @@ says which model judges which target.
 * ``target.py``   — the ``Target`` interface, and ``ModelTarget`` answering from the model.
 * ``traces.py``   — the trace format (v1): manifest, events, verdict; saving and rendering.
 * ``replay.py``   — send a saved trace's commands again on a fresh group, and check every answer.
+* ``deviations.py`` — what a divergence is in symbolic form; the same deviation, the same failing
+  event (how baselines in ``traces/known`` are matched).
 * ``registry.py`` — which model, configured how, judges a target, and again from a manifest.
 * ``coverage.py`` — group state × request × error cells, their universe and a run's summary.
 * ``broken.py``   — deliberately broken model variants, for quality tests and benchmarks.

@@ -72,6 +72,8 @@ def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict
         config["offsets_partition_leaders"] = list(leaders)
     if description.get("node_ids"):
         config["node_ids"] = list(description["node_ids"])
+    if description.get("client_host"):  # as the broker sees the suite's connections
+        config["client_host"] = str(description["client_host"])
     return {"name": "ClassicGroupModel", "profile": _profile_name(description), "config": config}
 
 

@@ -385,21 +385,45 @@ def _seeds(result: Any) -> str:
 
 def _known_lines(implementation: str | None, path: Any) -> list[str]:
     """For a launched implementation: the baselines in ``traces/known/<implementation>/`` that
-    show the same deviation as the saved trace ``path`` (``kgc matrix`` replays them too)."""
-    from kgc.cli_matrix import known_matches
+    record the same deviation as the saved trace ``path`` (``kgc.engine.deviations``), each
+    replayed on a fresh instance first: only one that still fails at its own event names the
+    deviation known (``kgc.cli_matrix.baseline_status``). Baselines with the same request type
+    and answer that are another deviation are named too, as near."""
+    from kgc.cli_matrix import confirm_baseline, known_matches, near_baselines, replay_fresh
     from kgc.engine.traces import TraceError, load
 
     if implementation in (None, "apache-kafka"):
         return []
     try:
-        matches = known_matches(implementation, load(path))
+        trace = load(path)
     except (TraceError, OSError):
         return []
-    return [
-        f"known:  {m}: the same request type and answer, a deviation of {implementation} on "
-        "record (traces/known/README.md)"
-        for m in matches
-    ]
+    lines = []
+    for m in known_matches(implementation, trace):
+        baseline = load(m)
+        verdict, _, status = confirm_baseline(
+            lambda t: replay_fresh(implementation, None, t), baseline
+        )
+        if status["status"] == "known":
+            lines.append(
+                f"known:  {m}: the same deviation (request, answer and what Kafka allows there), "
+                f"a deviation of {implementation} on record (traces/known/README.md)"
+            )
+            continue
+        why = status["status"] + ("" if status["status"] == verdict else f" ({verdict})")
+        lines.append(
+            f"not known: {m} records the same deviation, but its replay on a fresh instance is "
+            f"{why}: it names nothing known; retire or re-record it"
+        )
+        if status["status"] == "fails differently":
+            lines.append(f"  recorded at {status['recorded_event']}")
+            lines.append(f"  replayed at {status['replayed_event']}")
+    for m, differs in near_baselines(implementation, trace):
+        lines.append(
+            f"near:   {m}: the same request type and answer, but the {' and the '.join(differs)} "
+            "differ: another deviation"
+        )
+    return lines
 
 
 def _minimal_note(path: Any) -> str:

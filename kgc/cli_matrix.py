@@ -8,15 +8,23 @@ For each target (``apache-kafka:VERSION`` embedded, or an implementation kgc lau
 2. proves each divergence it saved: the trace is replayed on a **fresh** instance; ``STILL
    FAILING`` makes it a confirmed deviation, anything else an unconfirmed one (never a finding);
 3. replays the implementation's baselines, ``traces/known/<implementation>/*.json``, each on a
-   fresh instance: one that still fails is expected, one that replays clean is news (``FIXED``);
-4. groups deviations by signature (the request type and the answer that no model state allowed)
-   and names each baseline a new deviation matches; a confirmed deviation that matches none is
-   ``NEW``.
+   fresh instance (:func:`baseline_status`): one that fails again at the event it recorded (the
+   same step, request and kind of divergence) is ``known``; one that fails at another event
+   ``fails differently`` (both events are shown); one that replays clean is news (``FIXED``); one
+   whose replay cannot finish is ``unconfirmed``;
+4. names, for each confirmed deviation, the ``known`` baselines that record **the same
+   deviation** (:mod:`kgc.engine.deviations`: the same request with every field, the same whole
+   answer and the same set of answers the model allowed there, all in symbolic form). A baseline
+   that is not ``known`` names nothing. A confirmed deviation that matches none is ``NEW``, also
+   when a baseline has its request type and error (the card lists it as ``near``, saying which
+   part differs). Its heading, the *signature*, is only the request type and the answer's type
+   and error.
 
 It then writes ``OUT/card.json`` and ``OUT/card.md`` (one row per implementation and version) and
 builds the HTML report over the corpus with the Spark pipeline (``OUT/report/report.html``, as
 ``kgc report`` does). Exit status 1 when an Apache Kafka release diverged or another
-implementation showed a NEW deviation; ``FIXED`` baselines are reported, not failed.
+implementation showed a NEW deviation; baselines that are not ``known`` are reported, not failed
+(CI's card check, ``tests/pipeline/card_check.py``, fails them).
 """
 
 from __future__ import annotations
@@ -26,10 +34,18 @@ import json
 import re
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from kgc.cli import UserError
+from kgc.engine.deviations import (
+    Deviation,
+    deviation_of,
+    divergence_request_id,
+    failing_event,
+    owed_answers,
+)
 
 DEFAULT_TARGETS = (
     "apache-kafka:4.3.1,apache-kafka:3.9.2,apache-kafka:1.0.2,tansu,kfake,librdkafka-mock"
@@ -118,21 +134,64 @@ def _advertised(bootstrap: str) -> dict[str, list[int]]:
     return {api: list(keys[k]) for api, k in API_KEYS.items() if k in keys}
 
 
-def _replay(broker: Any, trace: Any) -> str:
+def _replay(broker: Any, trace: Any) -> tuple[str, Any]:
+    """Replay ``trace`` on ``broker``: the verdict, and the replay's own trace (None when the
+    replay could not finish)."""
     from kgc.conformance.drivers.suite import replay_with_own_client
 
     try:
-        return str(replay_with_own_client(broker, trace, client_id="kgc-matrix").verdict)
+        done = replay_with_own_client(broker, trace, client_id="kgc-matrix")
     except Exception as exc:  # noqa: BLE001 - a replay that cannot finish is "unconfirmed"
-        return f"REPLAY ERROR ({' '.join(str(exc).split())[:200]})"
+        return f"REPLAY ERROR ({' '.join(str(exc).split())[:200]})", None
+    return str(done.verdict), done.trace
+
+
+def replay_fresh(name: str, version: str | None, trace: Any) -> tuple[str, Any]:
+    """Replay ``trace`` on a fresh instance of the target (started here, stopped after)."""
+    with _open(name, version) as fresh:
+        return _replay(fresh, trace)
+
+
+#: How many fresh instances a baseline is replayed on before it is said to fail differently. A
+#: racy implementation may answer one replay another way: kfake at franz-go ``01f206a7e32c`` now
+#: and then completes generation 4 of ``joingroup-unknown-member-id-without-member-id`` with c1
+#: alone and leaves c3's pending rejoin unanswered (step 12), a deviation of its own, before the
+#: recorded one (step 14): 1 of 6 replays on an idle machine, 3 of 4 on a busy one.
+REPLAY_ATTEMPTS = 3
+
+
+def confirm_baseline(
+    replay: Any, trace: Any, *, attempts: int = REPLAY_ATTEMPTS
+) -> tuple[str, Any, dict[str, Any]]:
+    """Replay a baseline with ``replay(trace) -> (verdict, replayed trace)`` (each call on a fresh
+    instance) until a replay fails at the event it recorded (``known``), passes (``FIXED``: a
+    baseline that can replay clean is news), or cannot finish (``unconfirmed``), at most
+    ``attempts`` times; ``fails differently`` only when every replay failed elsewhere. The status
+    says how many replays it took, and every other event a replay failed at."""
+    elsewhere: list[str] = []
+    replays = 0
+    while True:
+        verdict, replayed = replay(trace)
+        replays += 1
+        status = baseline_status(trace, verdict, replayed)
+        if status["status"] != "fails differently":
+            break
+        elsewhere.append(str(status.get("replayed_event")))
+        if replays >= attempts:
+            break
+    status = {**status, "replays": replays}
+    if elsewhere:
+        status["failed_elsewhere"] = elsewhere
+    return verdict, replayed, status
 
 
 def signature(trace: Any) -> dict[str, str] | None:
-    """What a divergence is about: the request type of the first diverging request and the
-    answer no model state allowed (its type and error), or a request left unanswered."""
+    """A divergence's heading on the card: the request type of the first diverging request and
+    the answer no model state allowed (its type and error), or a request left unanswered. Only a
+    heading: two deviations are the same one by :mod:`kgc.engine.deviations`, not by this."""
     div = (trace.result or {}).get("divergence") or {}
     observed = div.get("observed") or {}
-    invoke = _invoke_of(trace, _request_id(div))
+    invoke = _invoke_of(trace, divergence_request_id(div))
     if invoke is None:
         return None
     request = invoke.command
@@ -153,40 +212,94 @@ def _invoke_of(trace: Any, request_id: int | None) -> Any:
     )
 
 
-def _request_id(div: dict[str, Any]) -> int | None:
-    """The request a divergence is about: the one answered, or, when an answer every model state
-    owed never came, the first request the checker names as owed."""
-    observed = div.get("observed") or {}
-    if observed.get("request_id") is not None:
-        return int(observed["request_id"])
-    if observed.get("kind") != "quiet":
-        return None
-    owed = [int(m.group(1)) for line in div.get("allowed") or [] if (m := _OWED.match(str(line)))]
-    return min(owed, default=None)
+def _baseline_files(implementation: str, root: Path | None) -> list[Path]:
+    return sorted(((root or known_root()) / implementation).glob("*.json"))
 
 
-def known_matches(implementation: str, trace: Any, root: Path | None = None) -> list[Path]:
-    """The baselines of ``implementation`` (``root/<implementation>/*.json``) whose divergence has
-    ``trace``'s signature: the same request type and the same disallowed answer. Nothing is
-    replayed here (``kgc matrix`` does that); a baseline that does not load is passed over."""
-    from kgc.engine.traces import TraceError, load
+def known_matches(
+    implementation: str,
+    trace: Any,
+    root: Path | None = None,
+    *,
+    among: Collection[Path] | None = None,
+) -> list[Path]:
+    """The baselines of ``implementation`` (``root/<implementation>/*.json``; only those in
+    ``among`` when given: ``kgc matrix`` passes the ones that still fail at their own event)
+    that record the same deviation as ``trace`` (:class:`~kgc.engine.deviations.Deviation`:
+    the same symbolic request, answer and model-allowed answers). Nothing is replayed here; a
+    baseline that does not load is passed over."""
+    return [path for path, differs in _compared(implementation, trace, root, among) if not differs]
 
+
+def near_baselines(
+    implementation: str, trace: Any, root: Path | None = None
+) -> list[tuple[Path, tuple[str, ...]]]:
+    """The baselines with ``trace``'s signature (request type, answer type and error) that are
+    another deviation, each with the parts that differ (``request``, ``answer``, ``allowed``)."""
     sig = signature(trace)
-    if sig is None:
+    return [
+        (path, differs)
+        for path, differs in _compared(implementation, trace, root, None)
+        if differs and sig is not None and _signature_of(path) == sig
+    ]
+
+
+def _compared(
+    implementation: str, trace: Any, root: Path | None, among: Collection[Path] | None
+) -> list[tuple[Path, tuple[str, ...]]]:
+    """Each loadable baseline (of ``among``, when given) and the parts of its deviation that
+    differ from ``trace``'s (none: the same deviation)."""
+    mine = deviation_of(trace)
+    if mine is None:
         return []
+    chosen = None if among is None else {Path(p) for p in among}
     out = []
-    for path in sorted(((root or known_root()) / implementation).glob("*.json")):
-        try:
-            if signature(load(path)) == sig:
-                out.append(path)
-        except (TraceError, OSError):
+    for path in _baseline_files(implementation, root):
+        if chosen is not None and path not in chosen:
             continue
+        theirs = _baseline_deviation(path)
+        if theirs is not None:
+            out.append((path, mine.differs_in(theirs)))
     return out
 
 
-_OWED = re.compile(r"request (\d+): (.*) \(emitted at \d+ ms\)$")
-_EXPECTED_ERROR = re.compile(r"error: '[A-Z_]+' ≠ '([A-Z_]+)'")
-_EXPECTED_FIELD = re.compile(r"request \d+: ([a-z_\[\]0-9]+): [^;]*? ≠ ('[^']*'|[^ ;()]+)")
+def _baseline_deviation(path: Path) -> Deviation | None:
+    from kgc.engine.traces import TraceError, load
+
+    try:
+        return deviation_of(load(path))
+    except (TraceError, OSError):
+        return None
+
+
+def _signature_of(path: Path) -> dict[str, str] | None:
+    from kgc.engine.traces import TraceError, load
+
+    try:
+        return signature(load(path))
+    except (TraceError, OSError):
+        return None
+
+
+def baseline_status(recorded: Any, verdict: str, replayed: Any) -> dict[str, Any]:
+    """A baseline's status after its replay on a fresh instance (the verdict, and the replay's
+    trace or None): ``known`` when it fails again at the event it recorded
+    (:class:`~kgc.engine.deviations.FailingEvent`: the same step, request and kind of
+    divergence); ``fails differently`` when it fails elsewhere, with both events; ``FIXED`` when
+    the replay passes; ``unconfirmed`` when the replay could not finish. Only a ``known`` baseline
+    names a deviation known."""
+    if replayed is not None and replayed.result and replayed.result.get("divergence") is None:
+        return {"status": "FIXED"}
+    if verdict != "STILL FAILING" or replayed is None:
+        return {"status": "unconfirmed"}
+    was, now = failing_event(recorded), failing_event(replayed)
+    if was is not None and was == now:
+        return {"status": "known"}
+    return {
+        "status": "fails differently",
+        "recorded_event": None if was is None else was.describe(),
+        "replayed_event": None if now is None else now.describe(),
+    }
 
 
 def sentence(trace: Any) -> str:
@@ -194,7 +307,7 @@ def sentence(trace: Any) -> str:
     and what Kafka's rules answer there instead (from the checker's "model allowed" lines)."""
     sig = signature(trace) or {}
     div = (trace.result or {}).get("divergence") or {}
-    request_id = _request_id(div)
+    request_id = divergence_request_id(div)
     invoke = _invoke_of(trace, request_id)
     version = getattr(invoke.command, "version", None) if invoke is not None else None
     expected: list[str] = []
@@ -213,12 +326,7 @@ def sentence(trace: Any) -> str:
             expected.append(what)
     where = f"{sig.get('request', 'a request')}" + (f" v{version}" if version is not None else "")
     if sig.get("answer") == "no answer":
-        owed = [
-            m.group(2)
-            for line in div.get("allowed") or []
-            if (m := _OWED.match(str(line))) and int(m.group(1)) == request_id
-        ]
-        kafka = " or ".join(dict.fromkeys(owed)) or "an answer"
+        kafka = " or ".join(dict.fromkeys(owed_answers(div, request_id))) or "an answer"
         quiet = (div.get("observed") or {}).get("at_ms")
         after = (
             f" in {quiet - invoke.at_ms:.0f} ms" if quiet is not None and invoke is not None else ""
@@ -227,6 +335,10 @@ def sentence(trace: Any) -> str:
     kafka = " or ".join(expected) or "something else"
     answer = sig.get("answer", "nothing")
     return f"{where}: the broker answered {answer}, where Kafka's rules allow only {kafka}"
+
+
+_EXPECTED_ERROR = re.compile(r"error: '[A-Z_]+' ≠ '([A-Z_]+)'")
+_EXPECTED_FIELD = re.compile(r"request \d+: ([a-z_\[\]0-9]+): [^;]*? ≠ ('[^']*'|[^ ;()]+)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -286,7 +398,7 @@ def run(args: argparse.Namespace) -> int:
         row["unsupported"] = sorted(unsupported)
         baselines = _baselines(name, version, known_root, load)
         row["baselines"] = baselines
-        row["deviations"] = _deviations(name, version, saved, baselines, load)
+        row["deviations"] = _deviations(name, version, saved, baselines, known_root, load)
         row["wall_s"] = round(time.monotonic() - t0, 1)
         rows.append(row)
         _print_row(row)
@@ -300,34 +412,45 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _baselines(name: str, version: str | None, root: Path, load: Any) -> list[dict[str, Any]]:
+    """Each baseline of ``name``, replayed on a fresh instance, with its status
+    (:func:`baseline_status`)."""
     if name == "apache-kafka":
         return []
     out = []
-    for path in sorted((root / name).glob("*.json")):
+    for path in _baseline_files(name, root):
         trace = load(path)
-        with _open(name, version) as fresh:
-            verdict = _replay(fresh, trace)
-        out.append(
-            {
-                "trace": str(path),
-                "signature": signature(trace),
-                "replay": verdict,
-                "status": "known" if verdict == "STILL FAILING" else "FIXED",
-            }
-        )
+        verdict, _, status = confirm_baseline(lambda t: replay_fresh(name, version, t), trace)
+        out.append({"trace": str(path), "signature": signature(trace), "replay": verdict, **status})
     return out
 
 
 def _deviations(
-    name: str, version: str | None, saved: list[Path], baselines: list[dict[str, Any]], load: Any
+    name: str,
+    version: str | None,
+    saved: list[Path],
+    baselines: list[dict[str, Any]],
+    root: Path,
+    load: Any,
 ) -> list[dict[str, Any]]:
+    """Each saved divergence, replayed on a fresh instance, and the ``known`` baselines that
+    record the same deviation (module docstring, 4)."""
+    usable = [Path(b["trace"]) for b in baselines if b["status"] == "known"]
     out = []
     for path in saved:
         trace = load(path)
-        with _open(name, version) as fresh:
-            verdict = _replay(fresh, trace)
+        verdict, _ = replay_fresh(name, version, trace)
         sig = signature(trace)
-        matches = [b["trace"] for b in baselines if sig is not None and b["signature"] == sig]
+        matches = [str(p) for p in known_matches(name, trace, root, among=usable)]
+        status_of = {str(Path(b["trace"])): b["status"] for b in baselines}
+        not_known = [  # the same deviation as a baseline that is not ``known``: names nothing
+            {"trace": str(p), "status": status_of.get(str(p), "not replayed")}
+            for p in known_matches(name, trace, root)
+            if str(p) not in matches
+        ]
+        near = [
+            {"trace": str(p), "differs_in": list(differs)}
+            for p, differs in near_baselines(name, trace, root)
+        ]
         confirmed = verdict == "STILL FAILING"
         out.append(
             {
@@ -341,6 +464,8 @@ def _deviations(
                 "replay_on_fresh_instance": verdict,
                 "status": ("known" if matches else "NEW") if confirmed else "unconfirmed",
                 "matches": matches,
+                "same_as_not_known": not_known,
+                "near": near,
             }
         )
     return out
@@ -353,17 +478,31 @@ def _fails(row: dict[str, Any]) -> bool:
     return any(d["status"] == "NEW" for d in confirmed)
 
 
-def _print_row(row: dict[str, Any]) -> None:
+BASELINE_STATUSES = ("known", "fails differently", "FIXED", "unconfirmed")
+
+
+def _counts(row: dict[str, Any]) -> dict[str, int]:
+    """How many deviations are confirmed, NEW and unconfirmed, and how many baselines have each
+    status of :data:`BASELINE_STATUSES`."""
     devs = row["deviations"]
-    fixed = [b for b in row["baselines"] if b["status"] == "FIXED"]
+    out = {
+        "confirmed": sum(d["status"] != "unconfirmed" for d in devs),
+        "new": sum(d["status"] == "NEW" for d in devs),
+        "unconfirmed": sum(d["status"] == "unconfirmed" for d in devs),
+    }
+    for status in BASELINE_STATUSES:
+        out[f"baselines {status}"] = sum(b["status"] == status for b in row["baselines"])
+    return out
+
+
+def _print_row(row: dict[str, Any]) -> None:
+    n = _counts(row)
     print(
         f"  {row['label']:<22} {row.get('version')!s:<10} requests {row['requests']:>5}  "
         f"cells {row['cells']['reached']}/{row['cells']['of']}  deviations "
-        f"{sum(d['status'] != 'unconfirmed' for d in devs)} confirmed "
-        f"({sum(d['status'] == 'NEW' for d in devs)} new), "
-        f"{sum(d['status'] == 'unconfirmed' for d in devs)} unconfirmed; baselines "
-        f"{len(row['baselines']) - len(fixed)} still failing, {len(fixed)} FIXED  "
-        f"{row['wall_s']:.0f} s",
+        f"{n['confirmed']} confirmed ({n['new']} new), {n['unconfirmed']} unconfirmed; baselines "
+        + ", ".join(f"{n[f'baselines {s}']} {s}" for s in BASELINE_STATUSES)
+        + f"  {row['wall_s']:.0f} s",
         flush=True,
     )
 
@@ -373,19 +512,17 @@ def render_markdown(card: dict[str, Any]) -> str:
         "# kgc report card",
         "",
         "| implementation | version | mode | rules | requests | cells | confirmed deviations "
-        "(new) | unconfirmed | baselines still failing | FIXED |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "(new) | unconfirmed | baselines known | fails differently | FIXED | unconfirmed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in card["targets"]:
-        devs = r["deviations"]
-        fixed = sum(b["status"] == "FIXED" for b in r["baselines"])
+        n = _counts(r)
         lines.append(
             f"| {r['implementation']} | {r.get('version')} | {r.get('mode')} | {r.get('rules')} "
             f"| {r['requests']} | {r['cells']['reached']}/{r['cells']['of']} "
-            f"| {sum(d['status'] != 'unconfirmed' for d in devs)} "
-            f"({sum(d['status'] == 'NEW' for d in devs)}) "
-            f"| {sum(d['status'] == 'unconfirmed' for d in devs)} "
-            f"| {len(r['baselines']) - fixed} | {fixed} |"
+            f"| {n['confirmed']} ({n['new']}) | {n['unconfirmed']} | "
+            + " | ".join(str(n[f"baselines {s}"]) for s in BASELINE_STATUSES)
+            + " |"
         )
     for r in card["targets"]:
         lines += ["", f"## {r['label']} ({r.get('version')})", ""]
@@ -399,17 +536,35 @@ def render_markdown(card: dict[str, Any]) -> str:
         for note in r.get("notes", []):
             lines.append(f"- note: {note}")
         for d in r["deviations"]:
-            sig = d["signature"] or {}
-            lines += [
-                f"- **{d['status']}** {sig.get('request', '?')} → {sig.get('answer', '?')}: "
-                f"{d['sentence']}",
-                f"  - Kafka's source: {d['source']}",
-                f"  - replay on a fresh instance: {d['replay_on_fresh_instance']}; "
-                f"`{d['replay_command']}`",
-            ]
+            lines += _deviation_lines(d)
         for b in r["baselines"]:
             lines.append(f"- baseline `{Path(b['trace']).name}`: {b['status']} ({b['replay']})")
+            if b["status"] == "fails differently":
+                lines.append(f"  - recorded: {b['recorded_event']}")
+                lines.append(f"  - replayed: {b['replayed_event']}")
     return "\n".join(lines) + "\n"
+
+
+def _deviation_lines(d: dict[str, Any]) -> list[str]:
+    sig = d["signature"] or {}
+    lines = [
+        f"- **{d['status']}** {sig.get('request', '?')} → {sig.get('answer', '?')}: "
+        f"{d['sentence']}",
+        f"  - Kafka's source: {d['source']}",
+        f"  - replay on a fresh instance: {d['replay_on_fresh_instance']}; `{d['replay_command']}`",
+    ]
+    lines += [f"  - the same deviation as baseline `{Path(m).name}`" for m in d["matches"]]
+    lines += [
+        f"  - the same deviation as baseline `{Path(n['trace']).name}`, which is {n['status']}: "
+        "it names nothing known"
+        for n in d.get("same_as_not_known", [])
+    ]
+    lines += [
+        f"  - near baseline `{Path(n['trace']).name}` (its request type and answer), another "
+        f"deviation: the {' and the '.join(n['differs_in'])} differ"
+        for n in d.get("near", [])
+    ]
+    return lines
 
 
 def _report(corpus: Path, out: Path) -> None:

@@ -39,6 +39,18 @@ def member_name(client: str, n: int) -> str:
     return f"{client}-{n}"
 
 
+# Every request of simulated client ``cK`` carries client id ``kgc-cK`` in its request header
+# (the wire opens each client's connection so: ``conformance/wire/client.py`` ``GroupClient``).
+# Kafka keeps a member's client id from the JoinGroup that added it and shows it in DescribeGroups
+# (``DescribeGroupsResponse.json`` ``ClientId``: "used in the member's latest join group request").
+CLIENT_ID_PREFIX = "kgc-"
+
+
+def client_id_of(client: str) -> str:
+    """The client id simulated client ``client`` sends in every request header."""
+    return f"{CLIENT_ID_PREFIX}{client}"
+
+
 # --------------------------------------------------------------------------------------- commands
 
 
@@ -114,6 +126,8 @@ class TopicPartitionOffset:
     partition: int
     offset: int
     metadata: str = ""
+    # v6+ ``CommittedLeaderEpoch`` (KIP-320); -1 (the spec's default) is "no epoch"
+    leader_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -242,19 +256,29 @@ class JoinedMember:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JoinGroupResponse:
+    """``protocol_type`` is sent from v7 (``None`` below, and Kafka's null on an error answer);
+    ``skip_assignment`` from v9 (KIP-814; ``False`` below)."""
+
     type: ClassVar[str] = "JoinGroupResponse"
     error: str
     generation_id: int = NO_GENERATION
+    protocol_type: str | None = None
     protocol_name: str | None = None
     leader: str = ""
     member_id: str = NO_MEMBER_ID
     members: tuple[JoinedMember, ...] = ()  # non-empty only in the leader's response; sorted by id
+    skip_assignment: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SyncGroupResponse:
+    """``protocol_type`` and ``protocol_name`` are sent from v5 (KIP-559; ``None`` below, and
+    Kafka's null on an error answer)."""
+
     type: ClassVar[str] = "SyncGroupResponse"
     error: str
+    protocol_type: str | None = None
+    protocol_name: str | None = None
     assignment: str = ""
 
 
@@ -305,6 +329,8 @@ class FetchedOffset:
     topic: str
     partition: int
     offset: int  # -1 when nothing is committed
+    # v5+ ``CommittedLeaderEpoch`` (-1: none); ``None`` below v5, where the field is not sent
+    leader_epoch: int | None = None
     metadata: str = ""
     error: str = NONE
 
@@ -318,8 +344,15 @@ class OffsetFetchResponse:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DescribedMember:
+    """``client_id``/``client_host``: the connection of the JoinGroup that added the member, as the
+    broker saw it (``client_id_of``; ``GroupConfig.client_host``); ``metadata``: the member's
+    metadata for the group's protocol, shown in Stable only."""
+
     member_id: str
     group_instance_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    metadata: str = ""
     assignment: str = ""
 
 
@@ -520,6 +553,33 @@ def _strings(kind: str, key: str, value: list[Any]) -> tuple[str, ...]:
     if not all(isinstance(v, str) for v in value):
         raise TraceFormatError(f"field {kind}.{key}: expected a list of strings")
     return tuple(value)
+
+
+def unrecorded_fields(obj: Any) -> tuple[str, ...]:
+    """The fields of the record a JSON object encodes that the object does not hold, as
+    ``checker.differences`` names them (``members[0].client_id``): fields added after the trace
+    was written (:func:`to_json` writes every field). A response read from such a trace has the
+    field's default there, which says nothing of what the broker answered; the checker does not
+    judge it (``history.Receive.unrecorded``)."""
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    cls = _RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    return () if cls is None else _unrecorded(cls, obj, "")
+
+
+def _unrecorded(cls: type[Any], obj: dict[str, Any], path: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for f in dataclasses.fields(cls):
+        where = f"{path}.{f.name}" if path else f.name
+        if f.name not in obj:
+            out.append(where)
+            continue
+        item = _item_type(cls, f.name)
+        value = obj[f.name]
+        if item is not None and item is not str and isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, dict):
+                    out += _unrecorded(item, v, f"{where}[{i}]")
+    return tuple(out)
 
 
 def from_json(obj: Any) -> Command | Response:

@@ -8,7 +8,10 @@ measured on the client's monotonic clock: ``Invoke.at_ms`` right before the requ
 Events:
 
 * ``Invoke``  — a client sent ``command`` (``request_id`` is unique within the history).
-* ``Receive`` — the response to ``request_id`` arrived.
+* ``Receive`` — the response to ``request_id`` arrived. ``unrecorded`` names the response's fields
+  the trace did not hold (fields added to the records after it was written, e.g. DescribeGroups'
+  ``members[i].client_id``): they have their defaults and the checker does not judge them. A
+  trace written today records every field, so it is empty unless read from an older trace.
 * ``Tick``    — the driver let ``ms`` of real time pass (for replay; the checker needs nothing
   from it, since every other event carries its own time).
 * ``Quiet``   — the driver declares that everything that was going to arrive by ``at_ms`` has
@@ -29,6 +32,7 @@ from kgc.model.commands import (
     from_json,
     is_response,
     to_json,
+    unrecorded_fields,
 )
 
 
@@ -48,6 +52,7 @@ class Receive:
     at_ms: float
     request_id: int
     response: Response
+    unrecorded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +90,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
     elif isinstance(event, Receive):
         out["request_id"] = event.request_id
         out["response"] = to_json(event.response)
+        if event.unrecorded:  # written back as it was read: still not judged
+            out["unrecorded"] = list(event.unrecorded)
     elif isinstance(event, Tick):
         out["ms"] = event.ms
     elif isinstance(event, Fault):
@@ -120,14 +127,19 @@ def event_from_json(obj: Any) -> Event:
             command=command,  # type: ignore[arg-type]
         )
     if kind == "receive":
-        response = from_json(_field(obj, "response", dict))
+        raw = _field(obj, "response", dict)
+        response = from_json(raw)
         if not is_response(response):
             raise TraceFormatError(f"field 'response': {response.type} is not a response")
+        written = obj.get("unrecorded", [])
+        if not isinstance(written, list) or not all(isinstance(p, str) for p in written):
+            raise TraceFormatError("field 'unrecorded': expected a list of field paths")
         return Receive(
             step=step,
             at_ms=at_ms,
             request_id=_field(obj, "request_id", int),
             response=response,  # type: ignore[arg-type]
+            unrecorded=tuple(dict.fromkeys([*written, *unrecorded_fields(raw)])),
         )
     if kind == "tick":
         return Tick(step=step, at_ms=at_ms, ms=_field(obj, "ms", int))

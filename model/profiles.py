@@ -212,6 +212,27 @@ class Profile:
     # join with the member list, instance ids left out (seen in the sweep on 2.4.1, seed 5): its
     # responses are not written through that method.
     join_response_instance_ids_ignorable: bool = True
+    # ``group.max.size`` (KIP-389, 2.2) before 2.6: ``GroupCoordinator.handleJoinGroup`` (2.2.2
+    # l.136-140, 2.3.1 l.137-142, 2.4.1 l.162-167, 2.5.0 l.161-166, 2.5.1 l.161-166) refuses a
+    # JoinGroup in any state only when (a) the member id is empty and ``group.size`` (members, not
+    # KIP-394 pending ones) is at least the limit, or (b) the group is over the limit
+    # (``groupIsOverCapacity``: ``group.size > groupMaxSize``) and the joiner is a member that is
+    # not awaiting join. So new members are refused at once when the group is full even while it
+    # rebalances, and a pending member's rejoin is never refused (the group can grow past the
+    # limit). 2.6.0 replaces it with ``acceptJoiningMember`` (waiting members counted in
+    # PreparingRebalance; KAFKA-9885, apache/kafka PR 8525, commit c5d13dcb6ca). 1.x has no limit
+    # (group.max.size is unknown to it, so the model keeps the default). Found by ``kgc check
+    # --kafka-version 2.5.1 --seed 1`` (a fourth new member refused in PreparingRebalance).
+    max_size_limits_unknown_members_only: bool = False
+    # A JoinGroup refused for ``group.max.size`` drops its group.instance.id's mapping: 2.3 - 2.7
+    # ``GroupCoordinator.handleJoinGroup`` calls ``group.removeStaticMember(groupInstanceId)``
+    # after ``group.remove(memberId)`` (2.5.1 l.165, 2.6.3 l.186, 2.7.2 l.186), so a static
+    # member restarting (empty member id) into a full group is refused and stays a member that
+    # its instance id no longer names: a commit naming the instance is UNKNOWN_MEMBER_ID, not
+    # FENCED_INSTANCE_ID, and the next restart adds a second member. 2.8.0 drops the call
+    # (apache/kafka PR 9952, commit 6d411620ddb), as the Java coordinator never had it. Found by
+    # ``kgc check --kafka-version 2.5.1 --seed 1`` once the 2.5 size rule was modelled.
+    max_size_refusal_forgets_instance: bool = False
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -373,7 +394,10 @@ _BEFORE_2_6: dict[str, Any] = {
     **_NO_SYNC_DEADLINE,
     **_BEFORE_3_0,
     "heartbeat_awaiting_sync_is_rebalancing": True,
+    "max_size_limits_unknown_members_only": True,
 }
+# 2.3 - 2.7 (static membership arrived in 2.3; 1.x has none, so it is not set there)
+_BEFORE_2_8: dict[str, Any] = {"max_size_refusal_forgets_instance": True}
 _1_X: dict[str, Any] = {
     **_BEFORE_2_6,
     "join_error_generation_id": 0,
@@ -385,14 +409,15 @@ _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
     "1.1": _1_X,
     "2.4": {
         **_BEFORE_2_6,
+        **_BEFORE_2_8,
         "join_response_instance_ids_ignorable": True,
         "new_member_keeps_no_timer_after_first_join": True,
         "static_rejoin_checks_protocol": False,
         "static_rejoin_answered_in_completing": True,
     },
-    "2.5": {**_BEFORE_2_6, "static_rejoin_checks_protocol": False},
-    "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
-    "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0},
+    "2.5": {**_BEFORE_2_6, **_BEFORE_2_8, "static_rejoin_checks_protocol": False},
+    "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0, **_BEFORE_2_8},
+    "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0, **_BEFORE_2_8},
     "2.8": _BEFORE_3_0,
     "3.0": {**_BEFORE_3_3, "simple_commit_checked_first": False},
     "3.1": {**_BEFORE_3_3, "simple_commit_checked_first": False},
@@ -560,6 +585,12 @@ class GroupConfig:
     # (seen on 4.3.1: a join after every member expired answered generation 1). Off by default so
     # that a model test sees one group; on in every run against a broker (``engine/registry.py``).
     empty_group_may_vanish: bool = False
+    # The client address the broker records for every simulated client's connection, as Kafka
+    # writes it (``InetAddress.toString`` of the connection's address: ``/127.0.0.1``; 4.x
+    # ``RequestContext.clientAddress``, 3.9 and older ``request.session.clientAddress``), shown
+    # as DescribeGroups' ``ClientHost``. The wire reads it off its own connection
+    # (``brokerconfig.facts``: ``client_host``).
+    client_host: str = "/127.0.0.1"
 
     def __post_init__(self) -> None:
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
@@ -596,6 +627,7 @@ _CONFIG_FIELDS = (
     "offsets_partition_leaders",
     "node_ids",
     "reorder_window_ms",
+    "client_host",
 )
 
 

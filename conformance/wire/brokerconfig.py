@@ -281,13 +281,34 @@ def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, An
             f"the broker's group settings cannot hold together: {problem} ({named}); "
             "give values that can with --broker-config KEY=VALUE"
         )
-    return {
+    out = {
         "group_config": config,
         "fact_sources": sources,
         "fact_notes": notes,
         "offsets_partition_leaders": leaders,
         "node_ids": sorted(b.node_id for b in cluster.metadata().brokers),
     }
+    address = getattr(cluster.connection(_first_node(cluster)), "local_address", None)
+    if address is not None:  # a stand-in connection (tests) has none: the model's default holds
+        out["client_host"] = kafka_client_host(address)
+    return out
+
+
+def kafka_client_host(ip: str) -> str:
+    """How Kafka writes the address of a client connecting from ``ip``: Java's
+    ``InetAddress.toString`` of an address with no host name, ``"/" + getHostAddress()``
+    (``/127.0.0.1``; IPv6 in full, groups without leading zeros: ``/0:0:0:0:0:0:0:1``; an
+    IPv4-mapped IPv6 address is the IPv4 one). 4.x ``RequestContext.clientAddress``, 3.9 and
+    older ``request.session.clientAddress``, stored as the member's ``clientHost`` at JoinGroup and
+    shown by DescribeGroups (``GroupConfig.client_host``)."""
+    import ipaddress
+
+    addr = ipaddress.ip_address(ip.split("%", 1)[0])
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    if isinstance(addr, ipaddress.IPv4Address):
+        return f"/{addr}"
+    return "/" + ":".join(format(int(g, 16), "x") for g in addr.exploded.split(":"))
 
 
 def _first_node(cluster: Cluster) -> int:

@@ -63,6 +63,7 @@ from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
 from kgc.conformance.errors import BrokerConfigError
 from kgc.model.apis import KEYS
+from kgc.model.commands import client_id_of
 from kgc.model.errors import NAMES, NONE, ROUTING_ERRORS, TOPIC_ALREADY_EXISTS, UNSUPPORTED_VERSION
 
 __all__ = [
@@ -393,6 +394,11 @@ class Connection:
     @property
     def closed(self) -> bool:
         return self.closed_reason is not None
+
+    @property
+    def local_address(self) -> str:
+        """This end's IP address, as the broker sees this connection's peer (no NAT here)."""
+        return str(self._sock.getsockname()[0])
 
     @property
     def in_flight(self) -> Handle | None:
@@ -789,18 +795,27 @@ def offset_commit_request(
     member_id: str,
     generation_id: int,
     offsets: Sequence[tuple[str, int, int, str | None]],
+    leader_epochs: Sequence[int] | None = None,
     group_instance_id: str | None = None,
     topic_ids: Mapping[str, Any] | None = None,
     version: int,
 ) -> Any:
     """OffsetCommit of ``(topic, partition, offset, metadata)``; v10+ name topics by id, so
-    ``topic_ids`` (topic name -> ``uuid.UUID``, from Metadata) is required there."""
+    ``topic_ids`` (topic name -> ``uuid.UUID``, from Metadata) is required there.
+    ``leader_epochs``, one per offset, is each partition's ``CommittedLeaderEpoch`` (v6+; -1, the
+    spec's default, when not given)."""
     topic_cls = OffsetCommitRequest.OffsetCommitRequestTopic
+    epochs = list(leader_epochs) if leader_epochs is not None else [-1] * len(offsets)
+    if len(epochs) != len(offsets):
+        raise ValueError("leader_epochs: one per offset")
     by_topic: dict[str, list[Any]] = {}
-    for topic, partition, offset, meta in offsets:
+    for (topic, partition, offset, meta), epoch in zip(offsets, epochs, strict=True):
         by_topic.setdefault(topic, []).append(
             topic_cls.OffsetCommitRequestPartition(
-                partition_index=partition, committed_offset=offset, committed_metadata=meta
+                partition_index=partition,
+                committed_offset=offset,
+                committed_leader_epoch=epoch,
+                committed_metadata=meta,
             )
         )
     return OffsetCommitRequest(
@@ -1375,7 +1390,7 @@ class GroupClient:
         conn = self.members.get(name)
         if conn is None or conn.closed:
             conn = self.cluster.open(
-                self.coordinator_id, f"kgc-{name}", reuse=self.reuse_connections
+                self.coordinator_id, client_id_of(name), reuse=self.reuse_connections
             )
             self.members[name] = conn
         return conn

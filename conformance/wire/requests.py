@@ -65,6 +65,11 @@ class Wire:
     topic_ids: Mapping[str, Any] | None = None
 
 
+#: The error a decoder gives an answer about another group than the one asked for (an echoed
+#: ``GroupId`` or ``Key`` that is not the run's): no model state allows it, so it is a divergence.
+ANSWERED_OTHER_GROUP = "ANSWERED_OTHER_GROUP"
+
+
 def _no_member_ids(command: Any, response: Any) -> list[str]:
     return []
 
@@ -130,10 +135,12 @@ def _decode_join_group(c: m.JoinGroup, r: Any, w: Wire) -> m.Response:
     return m.JoinGroupResponse(
         error=error,
         generation_id=r.generation_id,
+        protocol_type=r.protocol_type if c.version >= 7 else None,
         protocol_name=protocol_name,
         leader=name(r.leader),
         member_id=own if own is not None else m.NO_MEMBER_ID,
         members=tuple(members),
+        skip_assignment=bool(r.skip_assignment) if c.version >= 9 else False,
     )
 
 
@@ -155,8 +162,12 @@ def _build_sync_group(c: m.SyncGroup, w: Wire) -> Any:
 
 
 def _decode_sync_group(c: m.SyncGroup, r: Any, w: Wire) -> m.Response:
+    v5 = c.version >= 5  # ProtocolType and ProtocolName exist from v5 (KIP-559)
     return m.SyncGroupResponse(
-        error=error_name(r.error_code), assignment=assignment_text(r.assignment)
+        error=error_name(r.error_code),
+        protocol_type=r.protocol_type if v5 else None,
+        protocol_name=r.protocol_name if v5 else None,
+        assignment=assignment_text(r.assignment),
     )
 
 
@@ -208,6 +219,7 @@ def _build_offset_commit(c: m.OffsetCommit, w: Wire) -> Any:
         member_id=w.ids.real(c.member_id),
         group_instance_id=c.group_instance_id,
         offsets=[(o.topic, o.partition, o.offset, o.metadata) for o in c.offsets],
+        leader_epochs=[o.leader_epoch for o in c.offsets],
         topic_ids=w.topic_ids,
         version=c.version,
     )
@@ -248,6 +260,8 @@ def _decode_offset_fetch(c: m.OffsetFetch, r: Any, w: Wire) -> m.Response:
             raise ValueError(f"OffsetFetch v{v}: expected one group, got {r!r}")
         group = r.groups[0]
         error = error_name(group.error_code)
+        if w.group_id is not None and group.group_id != w.group_id:
+            error = ANSWERED_OTHER_GROUP
         topics = group.topics
     else:
         error = error_name(r.error_code) if v >= 2 else NONE
@@ -257,6 +271,7 @@ def _decode_offset_fetch(c: m.OffsetFetch, r: Any, w: Wire) -> m.Response:
             topic=topic_name(t, v, names),
             partition=p.partition_index,
             offset=p.committed_offset,
+            leader_epoch=p.committed_leader_epoch if v >= 5 else None,
             metadata=p.metadata or "",
             error=error_name(p.error_code),
         )
@@ -283,12 +298,16 @@ def _decode_describe_groups(c: m.DescribeGroups, r: Any, w: Wire) -> m.Response:
         m.DescribedMember(
             member_id=w.ids.name_or_unknown(x.member_id),
             group_instance_id=x.group_instance_id,
+            client_id=x.client_id,
+            client_host=x.client_host,
+            metadata=metadata_text(x.member_metadata),
             assignment=assignment_text(x.member_assignment),
         )
         for x in g.members
     )
+    own = w.group_id is None or g.group_id == w.group_id
     return m.DescribeGroupsResponse(
-        error=error_name(g.error_code),
+        error=error_name(g.error_code) if own else ANSWERED_OTHER_GROUP,
         group_state=g.group_state,
         protocol_type=g.protocol_type,
         protocol_data=g.protocol_data,
@@ -312,6 +331,8 @@ def _decode_find_coordinator(c: m.FindCoordinator, r: Any, w: Wire) -> m.Respons
         if len(r.coordinators) != 1:
             raise ValueError(f"FindCoordinator: expected one coordinator, got {r!r}")
         x = r.coordinators[0]
+        if w.group_id is not None and x.key != w.group_id:
+            return m.FindCoordinatorResponse(error=ANSWERED_OTHER_GROUP, node_id=x.node_id)
         return m.FindCoordinatorResponse(error=error_name(x.error_code), node_id=x.node_id)
     return m.FindCoordinatorResponse(error=error_name(r.error_code), node_id=r.node_id)
 
@@ -401,6 +422,8 @@ def _decode_consumer_group_describe(c: m.ConsumerGroupDescribe, r: Any, w: Wire)
         return m.ConsumerGroupDescribeResponse(error=f"ANSWERED_{len(groups)}_GROUPS")
     g = groups[0]
     error = error_name(g.error_code)
+    if w.group_id is not None and g.group_id != w.group_id:
+        error = ANSWERED_OTHER_GROUP
     if error != NONE:
         return m.ConsumerGroupDescribeResponse(error=error)
     members = sorted(

@@ -225,6 +225,9 @@ def load_group(
             ),
             assignment=m.assignment,
             heartbeat_deadline_ms=base.now_ms + m.session_timeout_ms,
+            # the group record keeps each member's client id and host (``GroupMetadataValue``
+            # ``ClientId``/``ClientHost``, read back by ``ClassicGroup.fromRecord``)
+            client_id=m.client_id,
         )
         for m in persisted.members
     )

@@ -10,7 +10,13 @@ Rules (4.x ``GroupMetadataManager.describeGroups`` / ``ClassicGroupMember.descri
    ``protocol_data`` the selected protocol in Stable only (``""`` otherwise); every member (not the
    KIP-394 pending ones), with its instance id from v4. Member assignments: Stable shows each
    member's assignment; outside Stable 3.9 shows none, 4.x shows the member's current one (the
-   previous generation's until a rebalance from CompletingRebalance clears it).
+   previous generation's until a rebalance from CompletingRebalance clears it). Each member's
+   client id and host are those of the JoinGroup that added it (``ClassicGroupMember.clientId``/
+   ``clientHost``, 3.9 ``MemberMetadata``; kept when a static member is replaced:
+   ``ClassicGroup.replaceStaticMember`` / ``GroupMetadata.replaceStaticMember``); its metadata is
+   its metadata for the group's protocol in Stable (``ClassicGroupMember.describe``,
+   ``MemberMetadata.summary``) and empty otherwise (``describeNoMetadata``,
+   ``summaryNoMetadata``; 1.0 ``GroupMetadata.summary`` the same).
 3. 4.x reads the group at the last committed offset of its ``__consumer_offsets`` partition
    (``GroupCoordinatorService.describeGroups``: ``scheduleReadOperation``, then
    ``classicGroup(groupId, committedOffset)``): the *existence* of the group is a timeline entry,
@@ -64,6 +70,9 @@ def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> Non
         DescribedMember(
             member_id=m.member_id,
             group_instance_id=m.group_instance_id if cmd.version >= 4 else None,
+            client_id=m.client_id,
+            client_host=tx.config.client_host,
+            metadata=m.metadata(tx.protocol_name) if stable else "",
             assignment=m.assignment if show_assignment else "",
         )
         for m in (tx.members[k] for k in sorted(tx.members))

@@ -14,7 +14,13 @@ Rules, in the order the coordinator applies them (4.x ``GroupCoordinatorService.
 3. ``GROUP_MAX_SIZE_REACHED`` (member id ``""``) unless the group accepts the member: Empty always;
    PreparingRebalance if the member is already waiting in the join phase or fewer than
    ``group.max.size`` members are waiting; CompletingRebalance/Stable if it is a member or the group
-   is smaller than the limit. A rejected id is removed from the group.
+   is smaller than the limit. A rejected id is removed from the group. Before 2.6
+   (``Profile.max_size_limits_unknown_members_only``, KAFKA-9885) the state does not matter: a new
+   member (empty id) is refused when the group has ``group.max.size`` members, a member not
+   awaiting join when the group is over the limit, a pending member never. In 2.3 - 2.7
+   (``Profile.max_size_refusal_forgets_instance``) a refused JoinGroup also drops its instance
+   id's mapping (``group.removeStaticMember(groupInstanceId)``): a static member restarting into a
+   full group stays a member, but its instance id no longer names it (``static_member_id``).
 4. ``INCONSISTENT_GROUP_PROTOCOL`` unless the protocols can be supported: an Empty group needs a
    non-empty protocol type and at least one protocol; otherwise the type must equal the group's and
    one of the protocols must be supported by *every current* member (the joining member's own
@@ -45,6 +51,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kgc.model.classic.rebalance import (
+    answered_protocol_type,
     complete_join_future,
     complete_sync_future,
     join_error,
@@ -71,6 +78,7 @@ from kgc.model.commands import (
     JoinGroup,
     JoinGroupResponse,
     SyncGroupResponse,
+    client_id_of,
 )
 from kgc.model.errors import (
     FENCED_INSTANCE_ID,
@@ -99,7 +107,11 @@ def supports_protocols(tx: Txn, protocol_type: str, names: set[str]) -> bool:
 
 
 def accept_joining_member(tx: Txn, member_id: str) -> bool:
+    """Rule 3: does ``group.max.size`` let this JoinGroup in? 2.6+ ``acceptJoiningMember`` (4.x
+    ``GroupMetadataManager.acceptJoiningMember``); before 2.6 the size-only rule below."""
     max_size = tx.config.group_max_size
+    if tx.profile.max_size_limits_unknown_members_only:
+        return _accepted_before_kafka_9885(tx, member_id, max_size)
     if tx.state == EMPTY:
         return True
     if tx.state == PREPARING_REBALANCE:
@@ -111,11 +123,35 @@ def accept_joining_member(tx: Txn, member_id: str) -> bool:
     return member_id in tx.members or len(tx.members) < max_size
 
 
+def _accepted_before_kafka_9885(tx: Txn, member_id: str, max_size: int) -> bool:
+    """2.2 - 2.5 ``GroupCoordinator.handleJoinGroup`` (2.5.1 l.161-163), in every state: refused
+    only if the member id is empty and the group has ``group.max.size`` members or more (KIP-394
+    pending members are not counted), or if the group is over the limit and the joiner is a member
+    not awaiting join (``groupIsOverCapacity``, shedding the members that did not rejoin). A
+    pending member's rejoin is never refused, so the group can grow past the limit. KAFKA-9885
+    (2.6.0) replaced it with ``acceptJoiningMember``."""
+    size = len(tx.members)
+    if member_id == NO_MEMBER_ID:
+        return size < max_size
+    m = tx.members.get(member_id)
+    return not (size > max_size and m is not None and m.awaiting_join is None)
+
+
 def static_member_id(tx: Txn, group_instance_id: str) -> str | None:
+    """``GroupMetadata.getStaticMemberId`` / ``ClassicGroup.staticMemberId``: the member the
+    instance id maps to (not one whose mapping a refused join dropped, rule 3)."""
     for m in tx.members.values():
-        if m.group_instance_id == group_instance_id:
+        if m.group_instance_id == group_instance_id and m.in_static_members:
             return m.member_id
     return None
+
+
+def forget_static_member(tx: Txn, group_instance_id: str) -> None:
+    """``GroupMetadata.removeStaticMember``: drop the instance id's mapping, whichever member
+    holds it; the member itself stays unless it is removed too."""
+    holder = static_member_id(tx, group_instance_id)
+    if holder is not None:
+        tx.members[holder] = evolve_member(tx.members[holder], in_static_members=False)
 
 
 def validate_member(
@@ -159,6 +195,8 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
         tx.unconfirmed = tx.profile.new_group_writes_empty_record
     if not accept_joining_member(tx, cmd.member_id):
         remove_member(tx, cmd.member_id)
+        if instance is not None and tx.profile.max_size_refusal_forgets_instance:
+            forget_static_member(tx, instance)
         tx.respond(request_id, join_error(GROUP_MAX_SIZE_REACHED))
         if tx.profile.max_size_rejection_checks_join:
             maybe_complete_join_phase(tx)
@@ -221,6 +259,7 @@ def _add_member(
         is_new=True,
         awaiting_join=request_id,
         awaiting_join_version=cmd.version,
+        client_id=client_id_of(cmd.client),
     )
     reschedule_heartbeat(tx, member_id, tx.config.new_member_join_timeout_ms)
     maybe_prepare_rebalance_or_complete_join(tx)
@@ -255,6 +294,7 @@ def _current_generation_answer(
     return JoinGroupResponse(
         error=NONE,
         generation_id=tx.generation_id,
+        protocol_type=answered_protocol_type(tx, version),
         protocol_name=tx.protocol_name,
         leader=leader,
         member_id=member_id,
@@ -328,8 +368,11 @@ def _replace_static_member(
             version = cmd.version
             m = tx.members[new_id]
             is_leader = tx.leader == (new_id,)
-            if version >= 9:
-                answer = _current_generation_answer(tx, new_id, version, is_leader)
+            if version >= 9:  # KIP-814: the leader is told to skip the assignment
+                answer = replace(
+                    _current_generation_answer(tx, new_id, version, is_leader),
+                    skip_assignment=is_leader,
+                )
             else:
                 answer = replace(
                     _current_generation_answer(tx, new_id, version, False), leader=current_leader

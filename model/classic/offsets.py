@@ -23,6 +23,12 @@ Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
 4. OffsetFetch answers every asked partition with its committed offset and metadata, or -1 and
    ``""`` if none — whatever the group's state, also for a group that does not exist. An empty
    partition list (v2+) means every committed partition.
+5. Leader epochs (KIP-320): a commit v6+ stores the partition's ``CommittedLeaderEpoch`` as sent
+   (-1, the spec's default, is "none"); an older commit stores none. OffsetFetch v5+ answers the
+   stored epoch, -1 for none or for a partition with nothing committed (4.x
+   ``OffsetMetadataManager.fetchOffsets`` / ``OffsetAndMetadata.fromRequest``; 3.9
+   ``GroupMetadataManager.getOffsets``; ``OffsetCommitRequest.json`` /
+   ``OffsetFetchResponse.json`` for the versions).
 """
 
 from __future__ import annotations
@@ -133,7 +139,11 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
                     )
                 else:
                     stored[(o.topic, o.partition)] = CommittedOffset(
-                        topic=o.topic, partition=o.partition, offset=o.offset, metadata=o.metadata
+                        topic=o.topic,
+                        partition=o.partition,
+                        offset=o.offset,
+                        metadata=o.metadata,
+                        leader_epoch=o.leader_epoch if v >= 6 else -1,
                     )
                     results.append(PartitionError(topic=o.topic, partition=o.partition, error=NONE))
     results.sort(key=lambda r: (r.topic, r.partition))
@@ -142,24 +152,33 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
 
 def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
     stored = tx.offsets_dict()
+    since_v5 = cmd.version >= 5  # rule 5: the epoch is answered from v5
     out: list[FetchedOffset] = []
     if cmd.partitions:
         for tp in cmd.partitions:
             c = stored.get((tp.topic, tp.partition))
             if c is None:
-                out.append(FetchedOffset(topic=tp.topic, partition=tp.partition, offset=-1))
-            else:
                 out.append(
                     FetchedOffset(
-                        topic=c.topic, partition=c.partition, offset=c.offset, metadata=c.metadata
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        offset=-1,
+                        leader_epoch=-1 if since_v5 else None,
                     )
                 )
+            else:
+                out.append(_fetched(c, since_v5))
     else:
-        out = [
-            FetchedOffset(
-                topic=c.topic, partition=c.partition, offset=c.offset, metadata=c.metadata
-            )
-            for c in stored.values()
-        ]
+        out = [_fetched(c, since_v5) for c in stored.values()]
     out.sort(key=lambda f: (f.topic, f.partition))
     tx.respond(request_id, OffsetFetchResponse(error=NONE, partitions=tuple(out)))
+
+
+def _fetched(c: CommittedOffset, since_v5: bool) -> FetchedOffset:
+    return FetchedOffset(
+        topic=c.topic,
+        partition=c.partition,
+        offset=c.offset,
+        leader_epoch=c.leader_epoch if since_v5 else None,
+        metadata=c.metadata,
+    )

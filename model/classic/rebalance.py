@@ -65,11 +65,19 @@ def remove_member(tx: Txn, member_id: str) -> None:
     """``ClassicGroup.remove`` / ``GroupMetadata.remove``: drop the member (its timer goes with
     it), its pending-join and pending-sync marks; a removed leader is replaced by any remaining
     member."""
-    tx.members.pop(member_id, None)
+    gone = tx.members.pop(member_id, None)
     if member_id in tx.leader:
         tx.leader = tuple(sorted(tx.members))
     tx.pending_members.pop(member_id, None)
     tx.pending_sync.discard(member_id)
+    if gone is not None and gone.group_instance_id is not None:
+        # 2.3 - 2.7 pair every removal with ``removeStaticMember(member.groupInstanceId)``: if a
+        # refused join had unmapped this member and a newer one took its instance id, that one's
+        # mapping goes too (only 2.3 - 2.7 can have two members with one instance id)
+        for other in tx.members.values():
+            if other.group_instance_id == gone.group_instance_id and other.in_static_members:
+                tx.members[other.member_id] = evolve_member(other, in_static_members=False)
+                break
 
 
 def has_all_members_joined(tx: Txn) -> bool:
@@ -99,6 +107,24 @@ def complete_sync_future(tx: Txn, member_id: str, response: SyncGroupResponse) -
     tx.respond(m.awaiting_sync, response)
     tx.members[member_id] = evolve_member(m, awaiting_sync=None)
     return True
+
+
+def answered_protocol_type(tx: Txn, version: int) -> str | None:
+    """The group's protocol type as a successful JoinGroup v7+ or SyncGroup v5+ answer names it
+    (KIP-559; 4.x ``GroupMetadataManager``: ``setProtocolType(group.protocolType().orElse(null))``,
+    3.9 ``JoinGroupResult``/``SyncGroupResult`` with ``group.protocolType``); ``None`` where the
+    version has no such field. Error answers name none (Kafka's null)."""
+    return tx.protocol_type if version >= 7 else None
+
+
+def sync_answer_protocol(tx: Txn, version: int) -> tuple[str | None, str | None]:
+    """``(protocol_type, protocol_name)`` of a SyncGroup ``NONE`` answer at ``version``: the
+    group's from v5 (``SyncGroupResponse.json``; 4.x ``propagateAssignment`` and the Stable
+    answer of ``classicGroupSyncToClassicGroup``, 3.9 ``propagateAssignment`` / ``doSyncGroup``),
+    none below. An error answer carries neither (both lines: null)."""
+    if version < 5:
+        return None, None
+    return tx.protocol_type, tx.protocol_name
 
 
 def join_error(error: str, member_id: str = "") -> JoinGroupResponse:
@@ -273,6 +299,7 @@ def complete_join(tx: Txn) -> None:
             JoinGroupResponse(
                 error=NONE,
                 generation_id=tx.generation_id,
+                protocol_type=answered_protocol_type(tx, tx.members[mid].awaiting_join_version),
                 protocol_name=tx.protocol_name,
                 leader=leader,
                 member_id=mid,
@@ -307,7 +334,13 @@ def propagate_assignment(tx: Txn, error: str) -> None:
     session timer of each member answered."""
     for mid in sorted(tx.members):
         m = tx.members[mid]
-        if complete_sync_future(tx, mid, SyncGroupResponse(error=error, assignment=m.assignment)):
+        ptype, pname = (None, None)
+        if error == NONE:
+            ptype, pname = sync_answer_protocol(tx, m.awaiting_sync_version)
+        answer = SyncGroupResponse(
+            error=error, protocol_type=ptype, protocol_name=pname, assignment=m.assignment
+        )
+        if complete_sync_future(tx, mid, answer):
             reschedule_heartbeat(tx, mid)
 
 

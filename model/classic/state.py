@@ -70,7 +70,15 @@ class Member:
     awaiting_join: int | None = None  # request id of the parked JoinGroup
     awaiting_join_version: int = 0
     awaiting_sync: int | None = None  # request id of the parked SyncGroup
+    awaiting_sync_version: int = 0
     heartbeat_deadline_ms: float | None = None
+    # the client id of the JoinGroup that added the member (``ClassicGroupMember.clientId`` /
+    # ``MemberMetadata.clientId``: set once, kept when a static member's id is replaced)
+    client_id: str = ""
+    # the member's group.instance.id maps to it (3.9 ``GroupMetadata.staticMembers``). Only a
+    # JoinGroup refused for group.max.size in 2.3 - 2.7 unmaps it and keeps the member
+    # (``Profile.max_size_refusal_forgets_instance``; ``join.py`` rule 3).
+    in_static_members: bool = True
     _hash: int = field(default=0, init=False, compare=False, repr=False)
 
     def __hash__(self) -> int:
@@ -91,7 +99,10 @@ class Member:
                     self.awaiting_join,
                     self.awaiting_join_version,
                     self.awaiting_sync,
+                    self.awaiting_sync_version,
                     self.heartbeat_deadline_ms,
+                    self.client_id,
+                    self.in_static_members,
                 )
             )
             object.__setattr__(self, "_hash", h)
@@ -130,12 +141,13 @@ class CommittedOffset:
     partition: int
     offset: int
     metadata: str = ""
+    leader_epoch: int = -1  # the commit's ``CommittedLeaderEpoch`` (-1: none)
     _hash: int = field(default=0, init=False, compare=False, repr=False)
 
     def __hash__(self) -> int:  # shared between states, hashed once
         h = self._hash
         if h == 0:
-            h = hash((self.topic, self.partition, self.offset, self.metadata))
+            h = hash((self.topic, self.partition, self.offset, self.metadata, self.leader_epoch))
             object.__setattr__(self, "_hash", h)
         return h
 

@@ -21,12 +21,19 @@ Rules (4.x ``KafkaApis.handleSyncGroupRequest`` then ``GroupMetadataManager.clas
    3.9 also restarts the member's session timer here; 4.x does not.
 7. Parked SyncGroups are answered ``REBALANCE_IN_PROGRESS`` if a rebalance starts first, or
    ``FENCED_INSTANCE_ID`` if a static member's id is replaced.
+8. A ``NONE`` answer v5+ names the group's protocol type and name (KIP-559,
+   ``rebalance.sync_answer_protocol``); an error answer names neither (null), as does any answer
+   below v5, which has no such fields.
 """
 
 from __future__ import annotations
 
 from kgc.model.classic.join import validate_member
-from kgc.model.classic.rebalance import reschedule_heartbeat, set_and_propagate_assignment
+from kgc.model.classic.rebalance import (
+    reschedule_heartbeat,
+    set_and_propagate_assignment,
+    sync_answer_protocol,
+)
 from kgc.model.classic.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -85,7 +92,9 @@ def handle_sync_group(tx: Txn, request_id: int, cmd: SyncGroup) -> None:
     if tx.state == PREPARING_REBALANCE:
         tx.respond(request_id, SyncGroupResponse(error=REBALANCE_IN_PROGRESS))
     elif tx.state == COMPLETING_REBALANCE:
-        tx.members[mid] = evolve_member(tx.members[mid], awaiting_sync=request_id)
+        tx.members[mid] = evolve_member(
+            tx.members[mid], awaiting_sync=request_id, awaiting_sync_version=v
+        )
         remove_pending_sync_member(tx, mid)
         if tx.leader == (mid,):
             assignment: dict[str, str] = {}
@@ -95,6 +104,15 @@ def handle_sync_group(tx: Txn, request_id: int, cmd: SyncGroup) -> None:
             tx.state = STABLE
     elif tx.state == STABLE:
         remove_pending_sync_member(tx, mid)
-        tx.respond(request_id, SyncGroupResponse(error=NONE, assignment=tx.members[mid].assignment))
+        ptype_answered, pname_answered = sync_answer_protocol(tx, v)
+        tx.respond(
+            request_id,
+            SyncGroupResponse(
+                error=NONE,
+                protocol_type=ptype_answered,
+                protocol_name=pname_answered,
+                assignment=tx.members[mid].assignment,
+            ),
+        )
         if tx.profile.sync_in_stable_reschedules_heartbeat:
             reschedule_heartbeat(tx, mid)

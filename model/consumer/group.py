@@ -270,6 +270,10 @@ class ClassicMeta:
 
     session_timeout_ms: int
     protocols: tuple[Protocol, ...]  # (name, metadata), in the member's order
+    # the client id of its latest JoinGroup (``classicGroupJoinToConsumerGroup``:
+    # ``setClientId(context.clientId())``), which a downgrade keeps
+    # (``ClassicGroup.fromConsumerGroup``)
+    client_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1095,6 +1099,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         self, s: ConsumerGroupState, c: OffsetCommit
     ) -> tuple[ConsumerGroupState, Response]:
         """Rule 11: commits fenced by member epochs."""
+        if any(o.leader_epoch != -1 for o in c.offsets):
+            raise NotModelled("a commit's leader epoch is not modelled for a consumer group")
         partitions = self.config.partitions()
         results: list[PartitionError] = []
         valid = []
@@ -1145,6 +1151,9 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             if member.member_epoch != c.member_epoch:
                 return OffsetFetchResponse(error=STALE_MEMBER_EPOCH)
         stored = {tp: (off, meta) for tp, off, meta in s.offsets}
+        # v5+ answers each partition's committed leader epoch: none here (rule 11's commits
+        # carry none, ``_offset_commit``), so -1 (``OffsetMetadataManager.fetchOffsets``)
+        epoch = -1 if c.version >= 5 else None
         asked = (
             [TP(tp.topic, tp.partition) for tp in c.partitions] if c.partitions else sorted(stored)
         )
@@ -1152,7 +1161,13 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         for tp in asked:
             off, meta = stored.get(tp, (-1, ""))
             out.append(
-                FetchedOffset(topic=tp.topic, partition=tp.partition, offset=off, metadata=meta)
+                FetchedOffset(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    offset=off,
+                    leader_epoch=epoch,
+                    metadata=meta,
+                )
             )
         out.sort(key=lambda f: (f.topic, f.partition))
         return OffsetFetchResponse(error=NONE, partitions=tuple(out))

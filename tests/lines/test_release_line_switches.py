@@ -70,6 +70,15 @@ CASES = [
         "2.4.1",
         "2.5.1",
     ),
+    (
+        # group.max.size 3 (the embedded broker's): a static member is Stable alone, three new
+        # members join (v3) while it has not rejoined; 2.5.1 refuses the third at once (the group
+        # has 3 members), 2.6.3 parks it (2 members awaiting join, KAFKA-9885)
+        "new-member-of-full-rebalancing-group-found-on-2.5.1.json",
+        "max_size_limits_unknown_members_only",
+        "2.5.1",
+        "2.6.3",
+    ),
 ]
 
 
@@ -128,10 +137,11 @@ def test_a_switch_explains_both_lines_and_is_needed(brokers, name, switch, old, 
     )
 
 
-def _scripted(tmp_path: Path, name: str, commands: list[dict]) -> Path:
+def _scripted(tmp_path: Path, name: str, commands: list[dict], *, like: str = CASES[0][0]) -> Path:
     """A trace of ``commands`` (requests as the model's command records, and ``{"tick": ms}``)
-    with the manifest of a recorded one: what a replay re-sends, with nothing recorded yet."""
-    template = json.loads((DATA / CASES[0][0]).read_text())
+    with the manifest of a recorded one (``like``, under ``data/``): what a replay re-sends, with
+    nothing recorded yet."""
+    template = json.loads((DATA / like).read_text())
     events: list[dict] = []
     request_id = 0
     for step, c in enumerate(commands):
@@ -385,3 +395,88 @@ def test_an_unwritable_leader_answer_is_the_known_bug_before_3_3(brokers, tmp_pa
     assert isinstance(answer, JoinGroupResponse) and answer.error == "UNSUPPORTED_VERSION"
     flipped = _judged_by(trace, "3.2.3", flipped=switch, to="3.3.2")
     assert _replay(brokers("3.2.3"), flipped) == "FAILING"
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_pending_member_rejoin_grows_a_full_group_before_2_6(brokers, tmp_path) -> None:
+    """``max_size_limits_unknown_members_only``, the other half of KAFKA-9885: group.max.size 3
+    (the embedded broker's, and the manifest's). c1 is Stable alone; c2 and c3 get pending ids
+    (JoinGroup v4); c4 joins (v3) and c1 rejoins, so the join phase waits for the pending ids. c2
+    rejoins (3 members); c3 rejoins: 2.5.1 counts only empty member ids against the limit, adds it
+    and completes generation 2 with 4 members; 2.6.3 counts the 3 members awaiting join and
+    refuses it (GROUP_MAX_SIZE_REACHED), completing generation 2 without it."""
+    from kgc.model import profile_for_version
+
+    switch = "max_size_limits_unknown_members_only"
+    assert getattr(profile_for_version("2.5.1"), switch)
+    assert not getattr(profile_for_version("2.6.3"), switch)
+    commands = [
+        _join("c1"),
+        {"tick": 50},
+        _sync("c1", "c1-1", 1, ONLY_C1),
+        {"tick": 50},
+        _join("c2", version=4),
+        {"tick": 50},
+        _join("c3", version=4),
+        {"tick": 50},
+        _join("c4"),
+        {"tick": 50},
+        _join("c1", "c1-1"),
+        {"tick": 50},
+        _join("c2", "c2-1", version=4),
+        {"tick": 50},
+        _join("c3", "c3-1", version=4),
+        {"tick": 200},
+    ]
+    like = CASES[-1][0]  # recorded with group.max.size 3
+    trace = load(_scripted(tmp_path, "pending-member-rejoin.json", commands, like=like))
+    assert trace.manifest["model"]["config"]["group_max_size"] == 3
+    assert _replay(brokers("2.5.1"), _judged_by(trace, "2.5.1")) == "PASSES"
+    assert _replay(brokers("2.6.3"), _judged_by(trace, "2.6.3")) == "PASSES"
+    flipped = _judged_by(trace, "2.5.1", flipped=switch, to="2.6.3")
+    assert _replay(brokers("2.5.1"), flipped) == "FAILING"
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+def test_a_refused_static_restart_forgets_the_instance_before_2_8(brokers, tmp_path) -> None:
+    """``max_size_refusal_forgets_instance``: group.max.size 3. Three static members complete
+    generation 2 (every join v5, so the leader's answer can list them); c2 restarts (empty member
+    id, same instance) and is refused on both lines. 2.7.2 also drops c2-instance's mapping
+    (``removeStaticMember``), so an OffsetCommit naming only the instance is UNKNOWN_MEMBER_ID;
+    2.8.2 keeps it and fences the commit (FENCED_INSTANCE_ID). Found on 2.5.1 (seed 8)."""
+    from kgc.model import profile_for_version
+
+    switch = "max_size_refusal_forgets_instance"
+    assert getattr(profile_for_version("2.7.2"), switch)
+    assert not getattr(profile_for_version("2.8.2"), switch)
+    commit_by_instance = {
+        "type": "OffsetCommit",
+        "client": "c2",
+        "member_id": "",
+        "group_instance_id": "c2-instance",
+        "generation_id": -1,
+        "offsets": [{"topic": "kgc-lines", "partition": 0, "offset": 7, "metadata": ""}],
+        "version": 7,
+    }
+    commands = [
+        _join("c1", version=5, instance="c1-instance"),
+        {"tick": 50},
+        _join("c2", version=5, instance="c2-instance"),
+        {"tick": 50},
+        _join("c3", version=5, instance="c3-instance"),
+        {"tick": 50},
+        _join("c1", "c1-1", version=5, instance="c1-instance"),
+        {"tick": 50},
+        _join("c2", version=5, instance="c2-instance"),
+        {"tick": 50},
+        commit_by_instance,
+        {"tick": 50},
+    ]
+    like = CASES[-1][0]  # recorded with group.max.size 3
+    trace = load(_scripted(tmp_path, "static-restart-refused.json", commands, like=like))
+    assert _replay(brokers("2.7.2"), _judged_by(trace, "2.7.2")) == "PASSES"
+    assert _replay(brokers("2.8.2"), _judged_by(trace, "2.8.2")) == "PASSES"
+    flipped = _judged_by(trace, "2.7.2", flipped=switch, to="2.8.2")
+    assert _replay(brokers("2.7.2"), flipped) == "FAILING"

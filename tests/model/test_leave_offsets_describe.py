@@ -112,8 +112,8 @@ def test_simple_commit_creates_an_empty_group() -> None:
     assert (d.group_state, d.protocol_type) == ("Empty", "")
     got = sim.take(sim.send(fetch("c1", ("t", 0), ("t", 1))))
     assert got.partitions == (
-        FetchedOffset(topic="t", partition=0, offset=42),
-        FetchedOffset(topic="t", partition=1, offset=-1),
+        FetchedOffset(topic="t", partition=0, offset=42, leader_epoch=-1),
+        FetchedOffset(topic="t", partition=1, offset=-1, leader_epoch=-1),
     )
 
 
@@ -269,9 +269,21 @@ def test_describe_stable_shows_protocol_and_assignments() -> None:
         group_state="Stable",
         protocol_type="consumer",
         protocol_data="range",
-        members=(
-            DescribedMember(member_id="c1-1", assignment="a-c1-1"),
-            DescribedMember(member_id="c2-1", assignment="a-c2-1"),
+        members=(  # each with its JoinGroup's client id and host, and its metadata ("m")
+            DescribedMember(
+                member_id="c1-1",
+                client_id="kgc-c1",
+                client_host="/127.0.0.1",
+                metadata="m",
+                assignment="a-c1-1",
+            ),
+            DescribedMember(
+                member_id="c2-1",
+                client_id="kgc-c2",
+                client_host="/127.0.0.1",
+                metadata="m",
+                assignment="a-c2-1",
+            ),
         ),
     )
 

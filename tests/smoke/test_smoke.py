@@ -198,6 +198,16 @@ class Members:
             version=self.version(client, "SyncGroup"),
         )
 
+    def synced(self, client: str, assignment: str) -> m.SyncGroupResponse:
+        """A SyncGroup NONE answer to ``client``: v5+ names the group's protocol (KIP-559)."""
+        v5 = self.version(client, "SyncGroup") >= 5
+        return m.SyncGroupResponse(
+            error="NONE",
+            protocol_type=PROTOCOL_TYPE if v5 else None,
+            protocol_name="range" if v5 else None,
+            assignment=assignment,
+        )
+
     def describe(self, client: str) -> m.DescribeGroupsResponse:
         cmd = m.DescribeGroups(client=client, version=self.version(client, "DescribeGroups"))
         (r,) = self.wait(self.send(cmd))
@@ -210,7 +220,7 @@ class Members:
         (r2,) = self.wait(self.send(self.join("c2", id2)))
         assert (r2.error, r2.leader, r2.generation_id) == ("NONE", id2, 1), r2
         (s2,) = self.wait(self.send(self.sync("c2", id2, 1, [(id2, "all-of-it")])))
-        assert s2 == m.SyncGroupResponse(error="NONE", assignment="all-of-it")
+        assert s2 == self.synced("c2", "all-of-it")
         id1 = self.member_id("c1")
         j1 = self.send(self.join("c1", id1))
         j2 = self.send(self.join("c2", id2))
@@ -275,8 +285,8 @@ def test_sync_hands_each_member_the_leaders_assignment(cluster, kgc_group_id):
     s_leader = g.send(g.sync(leader_client, leader_id, gen, assignments))
     rf, rl = g.wait(s_follower, s_leader)
     mine = dict(assignments)
-    assert rf == m.SyncGroupResponse(error="NONE", assignment=mine[follower_id])
-    assert rl == m.SyncGroupResponse(error="NONE", assignment=mine[leader_id])
+    assert rf == g.synced(follower_client, mine[follower_id])
+    assert rl == g.synced(leader_client, mine[leader_id])
     d = g.describe("c1")
     assert d.group_state == "Stable"
     assert {x.member_id: x.assignment for x in d.members} == mine

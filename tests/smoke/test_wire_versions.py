@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from kgc.conformance.wire import client as kc
 from kgc.conformance.wire import encoding as wire
+from kgc.conformance.wire.brokerconfig import kafka_client_host
 from kgc.model import commands as m
 
 WAIT_S = 20.0
@@ -60,9 +61,14 @@ class Single:
         if r.error == "MEMBER_ID_REQUIRED":
             r = self.join(r.member_id)
         assert r.error == "NONE", r
-        s = self.ask(self.sync(r.member_id, r.generation_id, self.v("SyncGroup")))
-        assert s == m.SyncGroupResponse(error="NONE", assignment="mine")
+        v = self.v("SyncGroup")
+        s = self.ask(self.sync(r.member_id, r.generation_id, v))
+        assert s == synced(v)
         return r.member_id, r.generation_id
+
+    def client_host(self) -> str:
+        """Where the broker sees ``c1`` connect from, as Kafka writes it (``/127.0.0.1``)."""
+        return kafka_client_host(self.group.member("c1").local_address)
 
     def sync(self, member_id: str, generation: int, version: int) -> m.SyncGroup:
         return m.SyncGroup(
@@ -74,6 +80,16 @@ class Single:
             assignments=(m.Assignment(member_id=member_id, assignment="mine"),),
             version=version,
         )
+
+
+def synced(v: int) -> m.SyncGroupResponse:
+    """The Stable SyncGroup answer: v5+ names the group's protocol (KIP-559)."""
+    return m.SyncGroupResponse(
+        error="NONE",
+        protocol_type=PROTOCOL_TYPE if v >= 5 else None,
+        protocol_name="range" if v >= 5 else None,
+        assignment="mine",
+    )
 
 
 def common_versions(cluster: kc.Cluster, api: str) -> range:
@@ -96,6 +112,8 @@ def test_join_group_every_version(kgc_client, kgc_group_id):
             r = g.join(r.member_id, version=v)
         assert (r.error, r.generation_id, r.leader, r.member_id) == ("NONE", 1, "c1-1", "c1-1"), v
         assert r.protocol_name == "range"
+        assert r.protocol_type == (PROTOCOL_TYPE if v >= 7 else None), v  # KIP-559
+        assert r.skip_assignment is False, v
         assert r.members == (m.JoinedMember(member_id="c1-1", metadata="meta"),)
 
 
@@ -106,7 +124,9 @@ def test_sync_group_every_version(kgc_client, kgc_group_id):
         r = g.join()
         r = g.join(r.member_id) if r.error == "MEMBER_ID_REQUIRED" else r
         s = g.ask(g.sync(r.member_id, r.generation_id, v))
-        assert s == m.SyncGroupResponse(error="NONE", assignment="mine"), v
+        assert s == synced(v), v
+        bad = g.ask(g.sync(r.member_id, r.generation_id + 1, v))  # an error names no protocol
+        assert bad == m.SyncGroupResponse(error="ILLEGAL_GENERATION"), v
 
 
 @pytest.mark.broker
@@ -131,7 +151,15 @@ def test_describe_groups_every_version(kgc_client, kgc_group_id):
             group_state="Stable",
             protocol_type=PROTOCOL_TYPE,
             protocol_data="range",
-            members=(m.DescribedMember(member_id="c1-1", assignment="mine"),),
+            members=(
+                m.DescribedMember(
+                    member_id="c1-1",
+                    client_id=m.client_id_of("c1"),
+                    client_host=g.client_host(),
+                    metadata="meta",
+                    assignment="mine",
+                ),
+            ),
         ), v
 
 
@@ -176,7 +204,9 @@ def test_offset_commit_and_fetch_every_version(kgc_client, kgc_group_id, kgc_top
         g = Single(kgc_client, f"{kgc_group_id}-v{v}", topic_ids=topic_ids)
         me, gen = g.stable()
         offsets = (
-            m.TopicPartitionOffset(topic=kgc_topic, partition=1, offset=100 + v, metadata=f"v{v}"),
+            m.TopicPartitionOffset(
+                topic=kgc_topic, partition=1, offset=100 + v, metadata=f"v{v}", leader_epoch=7
+            ),
             m.TopicPartitionOffset(topic=kgc_topic, partition=0, offset=v),
         )
         r = g.ask(
@@ -191,14 +221,62 @@ def test_offset_commit_and_fetch_every_version(kgc_client, kgc_group_id, kgc_top
         fv = fetch_versions[i % len(fetch_versions)]
         parts = (m.TopicPartition(topic=kgc_topic, partition=p) for p in (0, 1))
         f = g.ask(m.OffsetFetch(client="c1", partitions=tuple(parts), version=fv))
+        # CommittedLeaderEpoch: sent from commit v6, answered from fetch v5 (-1: none)
+        epoch = (7 if v >= 6 else -1) if fv >= 5 else None
+        none = -1 if fv >= 5 else None
         assert f == m.OffsetFetchResponse(
             error="NONE",
             partitions=(
-                m.FetchedOffset(topic=kgc_topic, partition=0, offset=v, metadata=""),
-                m.FetchedOffset(topic=kgc_topic, partition=1, offset=100 + v, metadata=f"v{v}"),
+                m.FetchedOffset(
+                    topic=kgc_topic, partition=0, offset=v, leader_epoch=none, metadata=""
+                ),
+                m.FetchedOffset(
+                    topic=kgc_topic,
+                    partition=1,
+                    offset=100 + v,
+                    leader_epoch=epoch,
+                    metadata=f"v{v}",
+                ),
             ),
         ), (v, fv)
     for fv in fetch_versions:  # every fetch version, on the last group's commits
         parts = (m.TopicPartition(topic=kgc_topic, partition=p) for p in (0, 1))
         f = g.ask(m.OffsetFetch(client="c1", partitions=tuple(parts), version=fv))
         assert [p.offset for p in f.partitions] == [v, 100 + v], fv
+
+
+@pytest.mark.broker
+def test_static_leader_rejoin_is_told_to_skip_the_assignment(kgc_client, kgc_group_id):
+    """KIP-814 (JoinGroup v9+): a static leader that joins anew with unchanged protocols while
+    the group is Stable replaces its old id without a rebalance and is told to skip the
+    assignment, with the member list (4.x ``updateStaticMemberThenRebalanceOrCompleteJoin``,
+    3.9 ``updateStaticMemberAndRebalance``; model ``join.py`` rule 5). Lines without v9 send
+    nothing here."""
+    for v in (v for v in common_versions(kgc_client, "JoinGroup") if v >= 9):
+        g = Single(kgc_client, f"{kgc_group_id}-static-v{v}")
+        join = m.JoinGroup(
+            client="c1",
+            group_instance_id="c1-instance",
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            protocol_type=PROTOCOL_TYPE,
+            protocols=(m.Protocol(name="range", metadata="meta"),),
+            version=v,
+        )
+        first = g.ask(join)
+        assert (first.error, first.member_id, first.skip_assignment) == ("NONE", "c1-1", False)
+        sv = g.v("SyncGroup")
+        assert g.ask(g.sync("c1-1", first.generation_id, sv)) == synced(sv)
+        again = g.ask(join)
+        assert again == m.JoinGroupResponse(
+            error="NONE",
+            generation_id=first.generation_id,
+            protocol_type=PROTOCOL_TYPE,
+            protocol_name="range",
+            leader="c1-2",
+            member_id="c1-2",
+            members=(
+                m.JoinedMember(member_id="c1-2", group_instance_id="c1-instance", metadata="meta"),
+            ),
+            skip_assignment=True,
+        ), v
