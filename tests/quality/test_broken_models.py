@@ -6,6 +6,13 @@ the suite runs against the session broker and must (1) report a divergence — n
 broker with the variant still in force, must fail again at the same request. Without the variant the
 same replay passes, which shows the failure is the planted bug and not the broker or timing.
 
+A shrunk trace may leave two clients' requests sent within the reorder window, and the coordinator
+may take them in either order (``model/timed.py``; docs/design-notes.md, "Order at the broker").
+So "fails again" means on one of ``REPLAY_ATTEMPTS`` replays, as a report card confirms a baseline
+(``confirm_baseline``). The CI run that showed this: the broker answered a rejoin before it had
+taken the other member's join sent 21 ms earlier, and generation 1 was then right for the broken
+model too.
+
 Shrinking against a live broker is bounded (``shrink_budget_s``) so the whole module fits in CI, and
 followed by the command-deletion pass (``conformance/drivers/minimize.py``, ``minimize_budget_s``).
 """
@@ -19,6 +26,8 @@ from kgc.conformance.wire.client import Cluster
 from kgc.engine.broken import broken
 from kgc.engine.traces import load, render
 from kgc.model.history import Invoke, Receive
+
+from kgc.cli_matrix import REPLAY_ATTEMPTS
 
 MAX_COMMANDS = 10
 SEED = 1
@@ -76,9 +85,14 @@ def test_suite_catches_broken_model(variant, profile, kgc_broker, tmp_path):
     )
     assert len(commands) <= MAX_COMMANDS, render(trace)
 
-    with broken(variant):
-        engine, replayed = _replay(kgc_broker, trace)
-    assert engine.divergence is not None, f"replay did not fail again:\n{render(replayed)}"
+    for _ in range(REPLAY_ATTEMPTS):
+        with broken(variant):
+            engine, replayed = _replay(kgc_broker, trace)
+        if engine.divergence is not None:
+            break
+    assert engine.divergence is not None, (
+        f"{REPLAY_ATTEMPTS} replays did not fail again; the last:\n{render(replayed)}"
+    )
     original = trace.result["divergence"]
     again = _diverging_request(engine.events, engine.divergence)
     first_kind = _diverging_request(trace.events, _Div(trace.events[original["index"]]))
