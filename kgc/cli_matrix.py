@@ -25,6 +25,12 @@ builds the HTML report over the corpus with the Spark pipeline (``OUT/report/rep
 ``kgc report`` does). Exit status 1 when an Apache Kafka release diverged or another
 implementation showed a NEW deviation; baselines that are not ``known`` are reported, not failed
 (CI's card check, ``tests/pipeline/card_check.py``, fails them).
+
+With ``--baseline OLD/card.json`` (an implementer's CI keeps its last card) it also says what
+changed since that card (:func:`compare_cards`): per row, the confirmed deviations that are new
+and those gone (the same deviation: the same baselines matched, else the same heading and
+sentence), the baselines whose status changed (``known`` → ``FIXED``), and the cells and requests
+before and after; into ``OUT/changes.json`` and the end of ``card.md``.
 """
 
 from __future__ import annotations
@@ -87,6 +93,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="ci", help="search profile (default ci)")
     p.add_argument("--known", default=str(known_root()), help="baselines folder (traces/known)")
     p.add_argument("--no-report", action="store_true", help="skip the Spark HTML report")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="OLD/card.json",
+        help="an earlier card: also report what changed since (new and gone deviations, "
+        "baselines whose status changed, cells gained or lost) into OUT/changes.json and card.md",
+    )
 
 
 def _targets(spec: str) -> list[tuple[str, str | None]]:
@@ -359,6 +372,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.seeds < 1:
         raise UserError(f"--seeds must be at least 1, got {args.seeds}")
+    old_card = read_card(Path(args.baseline)) if args.baseline else None
     targets = _targets(args.implementations)
     out = Path(args.out)
     if out.exists() and any(out.iterdir()):
@@ -404,7 +418,14 @@ def run(args: argparse.Namespace) -> int:
         _print_row(row)
     card = {"targets": rows, "wall_s": round(time.monotonic() - started, 1)}
     (out / "card.json").write_text(json.dumps(card, indent=1, default=str) + "\n")
-    (out / "card.md").write_text(render_markdown(card))
+    markdown = render_markdown(card)
+    if old_card is not None:
+        changes = compare_cards(old_card, card)
+        (out / "changes.json").write_text(json.dumps(changes, indent=1) + "\n")
+        markdown += render_changes(changes, args.baseline)
+        for line in render_changes(changes, args.baseline).splitlines()[2:]:
+            print(f"  {line}", file=sys.stderr)
+    (out / "card.md").write_text(markdown)
     print(f"kgc matrix: card {out / 'card.md'}", file=sys.stderr)
     if not args.no_report:
         _report(corpus, out / "report")
@@ -575,3 +596,96 @@ def _report(corpus: Path, out: Path) -> None:
     proc = subprocess.run(cmd, check=False)
     if proc.returncode != 0:
         raise UserError(f"the Spark report over {corpus} failed (exit {proc.returncode})")
+
+
+# ------------------------------------------------------------------ what changed since a card
+
+
+def read_card(path: Path) -> dict[str, Any]:
+    """An earlier ``card.json``; a one-line :class:`UserError` when it cannot be one."""
+    try:
+        card = json.loads(path.read_text())
+    except OSError as exc:
+        raise UserError(f"--baseline {path}: cannot read it ({exc.strerror})") from exc
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--baseline {path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
+    rows = card.get("targets") if isinstance(card, dict) else None
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and "label" in r and "deviations" in r for r in rows
+    ):
+        raise UserError(f"--baseline {path}: not a kgc matrix card (no 'targets' rows)")
+    return card
+
+
+_MS = re.compile(r" in \d+ ms")
+
+
+def deviation_key(d: dict[str, Any]) -> str:
+    """What makes two cards' deviations the same one: the baselines it matched, if any (the same
+    deviation by :mod:`kgc.engine.deviations`); else its heading and sentence, without the
+    measured wait of an unanswered request."""
+    if d.get("matches"):
+        return "known: " + ", ".join(sorted(Path(m).name for m in d["matches"]))
+    sig = d.get("signature") or {}
+    text = _MS.sub("", str(d.get("sentence", "")))
+    return f"{sig.get('request', '?')} → {sig.get('answer', '?')}: {text}"
+
+
+def compare_cards(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Per row label of ``new`` (and rows only ``old`` has): the confirmed deviations that are new
+    and those gone, the baselines whose status changed, and cells and requests before and after."""
+    before = {r["label"]: r for r in old.get("targets", [])}
+    rows: list[dict[str, Any]] = []
+    for r in new.get("targets", []):
+        o = before.pop(r["label"], None)
+        if o is None:
+            rows.append({"label": r["label"], "change": "new row"})
+            continue
+
+        def confirmed(row: dict[str, Any]) -> dict[str, str]:
+            return {
+                deviation_key(d): d.get("status", "?")
+                for d in row.get("deviations", [])
+                if d.get("status") != "unconfirmed"
+            }
+
+        now, was = confirmed(r), confirmed(o)
+        status_was = {Path(b["trace"]).name: b.get("status") for b in o.get("baselines", [])}
+        status_now = {Path(b["trace"]).name: b.get("status") for b in r.get("baselines", [])}
+        rows.append(
+            {
+                "label": r["label"],
+                "deviations_new": sorted(k for k in now if k not in was),
+                "deviations_gone": sorted(k for k in was if k not in now),
+                "baselines_changed": [
+                    {"baseline": name, "was": status_was.get(name), "now": status_now.get(name)}
+                    for name in sorted(status_was.keys() | status_now.keys())
+                    if status_was.get(name) != status_now.get(name)
+                ],
+                "cells_before": (o.get("cells") or {}).get("reached"),
+                "cells_after": (r.get("cells") or {}).get("reached"),
+                "requests_before": o.get("requests"),
+                "requests_after": r.get("requests"),
+            }
+        )
+    rows += [{"label": label, "change": "row gone"} for label in before]
+    return {"rows": rows}
+
+
+def render_changes(changes: dict[str, Any], baseline: str) -> str:
+    lines = ["", f"## Since `{baseline}`", ""]
+    for r in changes["rows"]:
+        if "change" in r:
+            lines.append(f"- {r['label']}: {r['change']}")
+            continue
+        cells = f"cells {r['cells_before']} → {r['cells_after']}"
+        lines.append(
+            f"- {r['label']}: {cells}, requests {r['requests_before']} → {r['requests_after']}"
+        )
+        lines += [f"  - new deviation: {k}" for k in r["deviations_new"]]
+        lines += [f"  - gone: {k}" for k in r["deviations_gone"]]
+        lines += [
+            f"  - baseline `{b['baseline']}`: {b['was'] or 'absent'} → {b['now'] or 'absent'}"
+            for b in r["baselines_changed"]
+        ]
+    return "\n".join(lines) + "\n"
