@@ -13,6 +13,10 @@ Options:
   ``kgc.conformance.artifacts.maven.DEFAULT_KAFKA_VERSION``).
 * ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (default: the release's own,
   KRaft from 3.3 on and ZooKeeper before; ``kgc.conformance.artifacts.releases``).
+* ``--kgc-known DIR`` — the implementation's known deviations: a folder of baseline traces, one
+  per deviation (as ``traces/known/<implementation>/``). The installed suite then passes while
+  only these show, fails on any other, and replays each (``kgc.testsuite``): one that replays
+  clean is reported FIXED (a warning), one that fails elsewhere fails.
 * ``--kgc-record DIR`` — the differential suite also writes every executed example's trace into
   ``DIR`` (a corpus for ``kgc report``; ``conformance/drivers/suite.py``). Runs against several
   Kafka versions may record into the same folder: files are never replaced.
@@ -85,6 +89,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(a trace corpus for `kgc report`)",
     )
     group.addoption(
+        "--kgc-known",
+        metavar="DIR",
+        default=None,
+        help="the broker's known deviations (a folder of baseline traces): the suite passes while "
+        "only these show, fails on a new one, and reports those that replay clean as FIXED",
+    )
+    group.addoption(
         "--kgc-broker-logs",
         metavar="DIR",
         default=None,
@@ -101,6 +112,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    known = config.getoption("--kgc-known", default=None)
+    if known is not None:
+        from pathlib import Path
+
+        if not Path(known).is_dir():
+            raise pytest.UsageError(f"--kgc-known {known}: not a folder of baseline traces")
+        if not any(Path(known).glob("*.json")):
+            raise pytest.UsageError(f"--kgc-known {known}: holds no baseline trace (*.json)")
+    config.addinivalue_line(
+        "markers", "kgc_known: replays one known deviation (only with --kgc-known)"
+    )
     # also declared in kgc's pyproject; repeated so the plugin works in other projects
     config.addinivalue_line(
         "markers", "broker: needs a real Kafka broker (embedded or --kgc-bootstrap-server)"
@@ -128,6 +150,28 @@ def pytest_report_header(config: pytest.Config) -> str:
     )
     record = config.getoption("--kgc-record")
     return header if record is None else f"{header}; recording traces into {record}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``kgc_known_trace``: one test per baseline trace in ``--kgc-known``."""
+    if "kgc_known_trace" not in metafunc.fixturenames:
+        return
+    from pathlib import Path
+
+    known = metafunc.config.getoption("--kgc-known")
+    paths = sorted(Path(known).glob("*.json")) if known else []
+    metafunc.parametrize("kgc_known_trace", paths, ids=[p.stem for p in paths])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``--kgc-known`` the known-deviation replays are deselected (there is nothing to
+    replay), not skipped."""
+    if config.getoption("--kgc-known"):
+        return
+    keep = [i for i in items if i.get_closest_marker("kgc_known") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

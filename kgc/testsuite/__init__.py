@@ -11,5 +11,10 @@ broker (kgc's pytest plugin, ``kgc.pytest_plugin``, adds the ``--kgc-*`` options
 traces are saved under ``--kgc-traces`` (default ``traces/`` in the current folder); replay them
 with ``kgc replay``.
 
-* ``test_differential.py`` — the one installed test: the differential suite against that broker.
+With ``--kgc-known DIR`` (a folder of baseline traces, one per known deviation of that broker, as
+``traces/known/<implementation>/``) it is a ratchet: it passes while only those deviations show,
+fails on a new one, and warns ``FIXED`` for a baseline that replays clean.
+
+* ``test_differential.py`` — the differential suite against that broker, and (with
+  ``--kgc-known``) each known deviation replayed on it.
 """
