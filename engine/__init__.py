@@ -11,6 +11,7 @@ says which model judges which target.
 * ``replay.py``   — send a saved trace's commands again on a fresh group, and check every answer.
 * ``deviations.py`` — what a divergence is in symbolic form; the same deviation, the same failing
   event (how baselines in ``traces/known`` are matched).
+* ``allowances.py`` — which of the model's "either answer is fine" a passing history needed.
 * ``registry.py`` — which model, configured how, judges a target, and again from a manifest.
 * ``coverage.py`` — group state × request × error cells, their universe and a run's summary.
 * ``broken.py``   — deliberately broken model variants, for quality tests and benchmarks.

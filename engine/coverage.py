@@ -19,6 +19,7 @@ from typing import Any
 from kgc.model.commands import (
     LeaveGroupResponse,
     OffsetCommitResponse,
+    OffsetDeleteResponse,
     OffsetFetchResponse,
     Response,
 )
@@ -391,7 +392,7 @@ def _nested(response: Response) -> list[str]:
     errs: list[str] = []
     if isinstance(response, LeaveGroupResponse):
         errs = [m.error for m in response.members]
-    elif isinstance(response, OffsetCommitResponse | OffsetFetchResponse):
+    elif isinstance(response, OffsetCommitResponse | OffsetFetchResponse | OffsetDeleteResponse):
         errs = [p.error for p in response.partitions]
     bad = [e for e in errs if e != NONE]
     return bad or errs

@@ -10,14 +10,19 @@ leaders). The chosen profile and configuration go into every trace's manifest, s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 from functools import cache
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from kgc.model import PROFILES, ClassicGroupModel, GroupConfig, profile_for_version
 from kgc.model.consumer.group import ConsumerGroupConfig, ConsumerGroupModel
-from kgc.model.profiles import KAFKA_4_X, PROFILE_NAMES, consumer_line_rules
+from kgc.model.profiles import (
+    IMPLEMENTATION_SWITCHES,
+    KAFKA_4_X,
+    PROFILE_NAMES,
+    consumer_line_rules,
+)
 
 # broker setting -> GroupConfig field
 SETTINGS = {
@@ -28,6 +33,7 @@ SETTINGS = {
     "offsets.topic.num.partitions": "offsets_topic_num_partitions",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
     "offsets.commit.timeout.ms": "offsets_commit_timeout_ms",
+    "offsets.retention.check.interval.ms": "cleanup_interval_ms",
 }
 
 
@@ -37,6 +43,7 @@ CONSUMER_SETTINGS = {
     "group.consumer.heartbeat.interval.ms": "heartbeat_interval_ms",
     "group.consumer.max.size": "max_size",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
+    "offsets.retention.check.interval.ms": "cleanup_interval_ms",
 }
 
 
@@ -56,11 +63,64 @@ def _profile_name(description: dict[str, Any]) -> str:
 REORDER_WINDOW_MS = 100.0
 
 
+# A cleanup interval no kgc session lasts (``conformance/brokers/embedded.py`` sets it).
+NO_CLEANUP_MS = 24 * 3600 * 1000
+
+
+def cleanup_may_run(description: dict[str, Any]) -> bool:
+    """Whether the coordinator's periodic cleanup may delete an Empty group during a run on the
+    broker ``description`` describes. Not on an Apache Kafka broker kgc launched with an
+    ``offsets.retention.check.interval.ms`` of :data:`NO_CLEANUP_MS` or more: 4.x runs the cleanup
+    first one interval after a ``__consumer_offsets`` partition loads
+    (``GroupCoordinatorShard.scheduleGroupMetadataExpiration``), 3.9 and older at start-up, before
+    any partition is loaded, and then one interval later (``GroupMetadataManager.startup``).
+    Anywhere else (a broker kgc did not start, another implementation, a shorter interval) it runs
+    on a clock the client cannot see: at most once per interval (``GroupConfig``)."""
+    key = "offsets.retention.check.interval.ms"
+    profile = description.get("implementation_settings") or {}
+    if int(profile.get(key) or 0) >= NO_CLEANUP_MS:  # an implementation with no cleanup at all
+        return False
+    if description.get("implementation") != "apache-kafka":
+        return True
+    launched = description.get("config") or {}
+    value = launched.get("offsets.retention.check.interval.ms")
+    return value is None or int(value) < NO_CLEANUP_MS
+
+
+@cache
+def _profile_switches() -> frozenset[str]:
+    """Every on/off rule of ``Profile``: the release-line switches and the implementation ones."""
+    from kgc.model.profiles import Profile
+
+    hints = get_type_hints(Profile)
+    return frozenset(name for name, kind in hints.items() if kind is bool)
+
+
+def with_switches(profile: Any, switches: Any) -> Any:
+    """``profile`` with an implementation's switches (``manifest.model.switches``: name -> value,
+    each a switch of ``Profile``: one of ``IMPLEMENTATION_SWITCHES``, or a release-line rule the
+    implementation follows another way) in force; a ValueError names a bad one."""
+    if not switches:
+        return profile
+    if not isinstance(switches, dict):
+        raise ValueError(
+            f"field 'manifest.model.switches': expected names -> values, got {switches!r}"
+        )
+    for name, value in switches.items():
+        if name not in _profile_switches():
+            raise ValueError(
+                f"field 'manifest.model.switches.{name}': not a switch of the model's profile "
+                f"(implementation switches: {', '.join(IMPLEMENTATION_SWITCHES)})"
+            )
+        if not isinstance(value, bool):
+            raise ValueError(f"field 'manifest.model.switches.{name}': expected true or false")
+    return replace(profile, **switches)
+
+
 def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict[str, Any]:
     """The manifest's ``model`` record: profile name and every GroupConfig setting but group_id.
     ``reorder``: allow two clients' close requests in either order (:data:`REORDER_WINDOW_MS`)."""
-    # a live coordinator's periodic cleanup may delete an Empty group at any moment
-    config: dict[str, Any] = {"empty_group_may_vanish": True}
+    config: dict[str, Any] = {"empty_group_may_vanish": cleanup_may_run(description)}
     if reorder:
         config["reorder_window_ms"] = REORDER_WINDOW_MS
     for setting, field_name in SETTINGS.items():
@@ -74,7 +134,11 @@ def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict
         config["node_ids"] = list(description["node_ids"])
     if description.get("client_host"):  # as the broker sees the suite's connections
         config["client_host"] = str(description["client_host"])
-    return {"name": "ClassicGroupModel", "profile": _profile_name(description), "config": config}
+    record = {"name": "ClassicGroupModel", "profile": _profile_name(description), "config": config}
+    switches = description.get("implementation_switches")
+    if switches:  # the launched implementation's named deviations (``implementations.SWITCHES``)
+        record["switches"] = dict(switches)
+    return record
 
 
 def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
@@ -93,7 +157,8 @@ def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:
         value = _config_value(GroupConfig, key, value)
         kwargs[key] = tuple(value) if isinstance(value, list) else value
     try:
-        config = GroupConfig(profile=PROFILES[profile_name], group_id=group_id, **kwargs)
+        profile = with_switches(PROFILES[profile_name], model.get("switches"))
+        config = GroupConfig(profile=profile, group_id=group_id, **kwargs)
     except ValueError as exc:
         raise ValueError(f"field 'manifest.model.config': {exc}") from exc
     return ClassicGroupModel(config)
@@ -163,6 +228,7 @@ def consumer_manifest(
     """The manifest's ``model`` record for the KIP-848 consumer group: the broker's
     ``group.consumer.*`` facts and the topics (name -> partitions) the run created."""
     config: dict[str, Any] = {"topics": [[t, n] for t, n in sorted(topics.items())]}
+    config["empty_group_may_vanish"] = cleanup_may_run(description)
     if reorder:
         config["reorder_window_ms"] = REORDER_WINDOW_MS
     for setting, field_name in CONSUMER_SETTINGS.items():

@@ -8,6 +8,9 @@ never reached), and for a failure the saved trace, its readable steps and the re
 ``--record DIR`` also writes every executed example's trace into ``DIR`` as a trace corpus (one
 JSONL file per example under ``DIR/<implementation>-<version>-<mode>/``), ready for
 ``kgc report DIR --out …`` and ``kgc analyze``; existing files are never replaced.
+
+``--opt-in DeleteGroups --opt-in OffsetDelete`` (or ``ListGroups``) adds the rules of request types
+the classic search leaves out by default (``model/requests.py`` ``OPT_IN_REQUESTS``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from kgc.cli import UserError
 from kgc.cli_replay import LAUNCHABLE
 from kgc.conformance.drivers.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
+from kgc.model.requests import OPT_IN_REQUESTS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -85,6 +89,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the Kafka release line whose rules judge the broker (kafka-4.4 … kafka-1.0; "
         "default: chosen from the broker's ApiVersions)",
     )
+    p.add_argument(
+        "--opt-in",
+        metavar="REQUEST",
+        action="append",
+        default=[],
+        choices=OPT_IN_REQUESTS,
+        help="also draw a request type the classic search leaves out by default (repeatable): "
+        f"{', '.join(OPT_IN_REQUESTS)}; its answers are checked, its coverage cells not counted",
+    )
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
     p.add_argument(
         "--protocol",
@@ -114,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--workers must be at least 1, not {args.workers}")
     given = _broker_config(args.broker_config)
     rules = _rules(args.rules, args.protocol)
+    if args.opt_in and args.protocol != "classic":
+        raise UserError("--opt-in adds classic request types: use it with --protocol classic")
     if args.kafka_version:
         _check_kafka_version(args.kafka_version)  # before anything is downloaded or started
     if args.record is not None:
@@ -142,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
             "protocol": args.protocol,
             "shrink_budget_s": args.shrink_budget,
             "minimize_budget_s": args.minimize_budget or None,
+            "opt_in": tuple(dict.fromkeys(args.opt_in)),
         }
         if args.workers > 1:
             from kgc.conformance.drivers.workers import run_workers
@@ -257,7 +273,26 @@ def _rules_line(d: dict) -> str:
 
     profile = model_manifest(d)["profile"]
     why = d.get("rules_source") or f"chosen from the embedded Kafka's version {d.get('version')}"
-    return f"{profile} rules, {why}"
+    named = len(d.get("implementation_switches") or {}) + len(
+        d.get("implementation_settings") or {}
+    )
+    if not named:
+        return f"{profile} rules, {why}"
+    # an implementation's profile (``conformance/brokers/implementations.py``): its deviations
+    # that are switches of the model and those that are settings
+    names = [*(d.get("implementation_switches") or {}), *(d.get("implementation_settings") or {})]
+    return (
+        f"{profile} rules + {d.get('implementation')} deviations ({named} named: "
+        f"{', '.join(names)}), {why}"
+    )
+
+
+def allowance_line(result) -> str:  # noqa: ANN001
+    """How many passing examples passed only through each allowance (``engine/allowances.py``)."""
+    from kgc.engine.allowances import ALLOWANCES
+
+    used = ", ".join(f"{name} {result.allowances.get(name, 0)}" for name in ALLOWANCES)
+    return f"{used} (of {result.passed} passing examples, each needed only by so many)"
 
 
 def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
@@ -285,6 +320,7 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         )
         + " checked with Z3",
         f"  divergences  {_failed(result)}" + ("" if result.ok else f" ({result.failure})"),
+        f"  allowances   {allowance_line(result)}",
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]

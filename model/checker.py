@@ -29,7 +29,7 @@ The model stays pure: it never reads a clock; ``t`` always comes from the histor
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Generic, TypeVar
 
@@ -170,7 +170,11 @@ class Checker(Generic[S]):
                 "raise CheckerConfig.max_states or canonicalise the model state"
             )
         self.peak_states = max(self.peak_states, len(after))
-        worlds = [w for s in after if (w := self.model.known_bug(s)) is not None]
+        known_bug = self.model.known_bug
+        worlds: list[BugWorld] = []
+        for s in after:  # a loop, not a comprehension: every event, every state
+            if (w := known_bug(s)) is not None:
+                worlds.append(w)
         for w in worlds:
             self._bug_since.setdefault(w, self.index)
         if after and len(worlds) == len(after) and self.known_bug is None:
@@ -228,41 +232,48 @@ class Checker(Generic[S]):
         return frozenset().union(*(frozenset(self.model.outbox(s)) for s in self.states))
 
     # --------------------------------------------------------------- internals
-    def _advance(self, states: Iterable[S], at_ms: float) -> Iterator[S]:
+    # The two below run for every live state at every event: plain loops filling a list or set
+    # (no generators), the model looked up once.
+    def _advance(self, states: Iterable[S], at_ms: float) -> set[S]:
+        model = self.model
         must = at_ms - self.config.late_ms
         may = at_ms + self.config.early_ms
+        out: set[S] = set()
         for s in states:
-            if self.model.known_bug(s) is not None:
-                yield s  # a bug world has no timers
+            if model.known_bug(s) is not None:
+                out.add(s)  # a bug world has no timers
             else:
-                yield from self.model.advance(s, must_until=must, may_until=may)
+                out.update(model.advance(s, must_until=must, may_until=may))
+        return out
 
-    def _step(self, states: set[S], event: Event) -> Iterator[S]:
+    def _step(self, states: set[S], event: Event) -> Iterable[S]:
         if isinstance(event, Tick):
-            yield from states
-            return
-        advanced = set(self._advance(states, event.at_ms))
-        for s in advanced:
-            world = self.model.known_bug(s)
+            return states
+        model = self.model
+        out: list[S] = []
+        for s in self._advance(states, event.at_ms):
+            world = model.known_bug(s)
             if world is not None:
                 if not refuted(world, event):
-                    yield s
+                    out.append(s)
             elif isinstance(event, Invoke):
-                yield from self.model.invoke(
-                    s, request_id=event.request_id, command=event.command, at_ms=event.at_ms
+                out.extend(
+                    model.invoke(
+                        s, request_id=event.request_id, command=event.command, at_ms=event.at_ms
+                    )
                 )
             elif isinstance(event, Receive):
-                got = self.model.outbox(s).get(event.request_id)
+                got = model.outbox(s).get(event.request_id)
                 if got is not None and _agrees(event, got[0]):
-                    yield self.model.deliver(s, event.request_id)
+                    out.append(model.deliver(s, event.request_id))
             elif isinstance(event, Quiet):
                 cutoff = event.at_ms - self.config.latency_bound_ms
-                if all(at > cutoff for _, at in self.model.outbox(s).values()):
-                    yield s
+                owed = model.outbox(s)
+                if not owed or all(at > cutoff for _, at in owed.values()):
+                    out.append(s)
             elif isinstance(event, Fault):
-                yield from self.model.fault(
-                    s, action=event.action, node=event.node, at_ms=event.at_ms
-                )
+                out.extend(model.fault(s, action=event.action, node=event.node, at_ms=event.at_ms))
+        return out
 
     def _allowed(self, state: S, event: Event) -> str:
         out = self.model.outbox(state)
@@ -280,11 +291,17 @@ class Checker(Generic[S]):
                 f"model: {_short(got[0], keep)}"
             )
         if isinstance(event, Quiet):
-            late = [
-                f"request {rid}: {_short(r)} (emitted at {at:.0f} ms)"
-                for rid, (r, at) in sorted(out.items())
-                if at <= event.at_ms - self.config.latency_bound_ms
-            ]
+            # as ``_step`` judges it: once time reached the silence (a timer may have emitted the
+            # answer that never came: a session expiry answering a parked SyncGroup)
+            cutoff = event.at_ms - self.config.latency_bound_ms
+            late = sorted(
+                {
+                    f"request {rid}: {_short(r)} (emitted at {at:.0f} ms)"
+                    for s in self._advance([state], event.at_ms)
+                    for rid, (r, at) in self.model.outbox(s).items()
+                    if at <= cutoff
+                }
+            )
             return "; ".join(late) or "nothing overdue"
         return repr(state)[:300]
 

@@ -50,6 +50,7 @@ from kgc.model.commands import (
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
+    DeleteGroups,
     DescribeGroups,
     FindCoordinator,
     Heartbeat,
@@ -60,6 +61,7 @@ from kgc.model.commands import (
     ListGroups,
     MemberIdentity,
     OffsetCommit,
+    OffsetDelete,
     OffsetFetch,
     Protocol,
     Request,
@@ -302,6 +304,17 @@ class ClientView:
             types_filter=types_filter if version >= LIST_TYPES_SINCE else (),
             version=version,
         )
+
+    def delete_groups(self, *, version: int) -> DeleteGroups:
+        """DeleteGroups of the run's group, as an admin client sends it (a member's client can:
+        the request names no member)."""
+        return DeleteGroups(client=self.client, version=version)
+
+    def offset_delete(
+        self, *, version: int, partitions: tuple[TopicPartition, ...]
+    ) -> OffsetDelete:
+        """OffsetDelete of the group's offsets of ``partitions`` (an admin request, as above)."""
+        return OffsetDelete(client=self.client, partitions=partitions, version=version)
 
     def find_coordinator(self, *, version: int) -> FindCoordinator:
         return FindCoordinator(client=self.client, version=version)

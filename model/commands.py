@@ -187,6 +187,27 @@ class ListGroups:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteGroups:
+    """DeleteGroups (KIP-229, ``DeleteGroupsRequest.json``) naming the run's own group alone: the
+    group and every offset it committed are deleted if it is Empty."""
+
+    type: ClassVar[str] = "DeleteGroups"
+    client: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetDelete:
+    """OffsetDelete (KIP-496, ``OffsetDeleteRequest.json``): delete the run's group's committed
+    offsets of ``partitions``."""
+
+    type: ClassVar[str] = "OffsetDelete"
+    client: str
+    partitions: tuple[TopicPartition, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConsumerGroupHeartbeat:
     """KIP-848's one request of the consumer protocol (``ConsumerGroupHeartbeatRequest.json``).
 
@@ -239,6 +260,8 @@ Request: TypeAlias = (
     | DescribeGroups
     | FindCoordinator
     | ListGroups
+    | DeleteGroups
+    | OffsetDelete
     | ConsumerGroupHeartbeat
     | ConsumerGroupDescribe
 )
@@ -397,6 +420,25 @@ class ListGroupsResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteGroupsResponse:
+    """A DeleteGroups answer for the run's group: its entry's error (the wire adapter keeps the
+    one result, and answers ``ANSWERED_OTHER_GROUP`` for a result about another group)."""
+
+    type: ClassVar[str] = "DeleteGroupsResponse"
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetDeleteResponse:
+    """An OffsetDelete answer: a group-level ``error`` (then no partitions), else one error per
+    partition asked, sorted by (topic, partition)."""
+
+    type: ClassVar[str] = "OffsetDeleteResponse"
+    error: str
+    partitions: tuple[PartitionError, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConnectionClosed:
     """What a broker did instead of answering: it closed (or refused) the connection the request
     was sent on. Kafka answers every request it offers (a version it does not speak gets
@@ -461,6 +503,8 @@ Response: TypeAlias = (
     | DescribeGroupsResponse
     | FindCoordinatorResponse
     | ListGroupsResponse
+    | DeleteGroupsResponse
+    | OffsetDeleteResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
     | ConnectionClosed

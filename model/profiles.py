@@ -233,6 +233,61 @@ class Profile:
     # (apache/kafka PR 9952, commit 6d411620ddb), as the Java coordinator never had it. Found by
     # ``kgc check --kafka-version 2.5.1 --seed 1`` once the 2.5 size rule was modelled.
     max_size_refusal_forgets_instance: bool = False
+    # OffsetDelete that deletes offsets of an Empty group which then holds none deletes the group
+    # too: the Scala coordinator (2.4 - 3.9) runs ``GroupMetadataManager.cleanupGroupMetadata``
+    # on it, which turns an Empty group without offsets Dead and drops it (3.9
+    # ``GroupCoordinator.handleDeleteOffsets`` l.784-785 and l.798-800,
+    # ``GroupMetadataManager.cleanupGroupMetadata`` l.871-873; 2.4.0 the same, l.568 and l.787).
+    # 4.x ``OffsetMetadataManager.deleteOffsets`` writes offset tombstones only; the group stays
+    # until the periodic cleanup (``GroupConfig.empty_group_may_vanish``). Rule 6 of
+    # ``classic/delete.py``.
+    offset_delete_drops_empty_group: bool = False
+
+    # --- implementation switches: where another implementation differs from every Apache
+    # release, named in its profile (``conformance/brokers/implementations.py`` ``SWITCHES``, with
+    # its source and the trace that proves it); Kafka's behaviour is the default.
+    #
+    # A JoinGroup error answer names the request's member id (4.x ``GroupCoordinatorService.
+    # joinGroup`` and ``classicGroupJoin…``: ``.setMemberId(memberId)``; 3.9 ``GroupCoordinator.
+    # handleJoinGroup``: ``JoinGroupResult(memberId, error)``). Off: it is empty.
+    join_error_names_member: bool = True
+    # SyncGroup, Heartbeat and LeaveGroup for a group that does not exist: ``UNKNOWN_MEMBER_ID``
+    # (4.x ``classicGroupSync``/``classicGroupHeartbeat``/``classicGroupLeave``), and OffsetFetch
+    # the offsets asked for, none committed (``OffsetMetadataManager.fetchOffsets``); checked
+    # against 4.3.1 by the suite. On: ``GROUP_ID_NOT_FOUND`` before anything else is checked,
+    # with no member or partition results.
+    unknown_group_not_found: bool = False
+    # DescribeGroups' member ``ClientHost`` is the address alone as Java writes it, ``/127.0.0.1``
+    # (``InetAddress.toString`` of ``RequestContext.clientAddress``). On: ``127.0.0.1:<port>``,
+    # the member's connection's remote address with its port (Go's ``net.Addr.String``).
+    client_host_with_port: bool = False
+    # LeaveGroup v3+ naming an instance id and a member id the instance does not map to:
+    # ``FENCED_INSTANCE_ID`` (``ClassicGroup.validateMember``, KIP-345). On: the member the
+    # instance maps to leaves, and the answer names it.
+    leave_by_instance_only: bool = False
+    # A member whose JoinGroup or SyncGroup is parked is alive: its heartbeat timer does not expire
+    # it (``ClassicGroup.hasSatisfiedHeartbeat``: ``isAwaitingJoin || isAwaitingSync``). Off: its
+    # session timer runs on, and when it fires the member is removed with its parked request never
+    # answered; with other members' timers due within ``TIE_MS`` in either order
+    # (``ClassicGroupModel.tied``).
+    parked_request_keeps_member_alive: bool = True
+    # SyncGroup v5+ must name the protocol type and name: else INCONSISTENT_GROUP_PROTOCOL before
+    # anything else (``KafkaApis.handleSyncGroupRequest``:
+    # ``areMandatoryProtocolTypeAndNamePresent``, KIP-559). Off: a missing one is not compared.
+    sync_requires_protocol: bool = True
+    # OffsetCommit with a generation to a group with no members: the member is checked
+    # (UNKNOWN_MEMBER_ID; ``ClassicGroup.validateOffsetCommit``), or a missing group answered as
+    # the line says (``commit_missing_group_v9_group_id_not_found``). On: the instance id is
+    # checked first (unknown: UNKNOWN_MEMBER_ID, another member's: FENCED_INSTANCE_ID), then such
+    # a commit is ILLEGAL_GENERATION.
+    commit_memberless_illegal_generation: bool = False
+    # A JoinGroup that made a new group and is then refused (INCONSISTENT_GROUP_PROTOCOL) leaves
+    # the group, Empty (``getOrMaybeCreateClassicGroup`` before the protocol check). Off: no group.
+    failed_join_keeps_new_group: bool = True
+    # Completing a join phase removes the dynamic members that did not rejoin; static ones stay
+    # (KIP-345: ``completeClassicGroupJoin``; 3.9 ``onCompleteJoin``:
+    # ``filterNot(isStaticMember)``). Off: static ones go too.
+    join_completion_keeps_static_members: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -243,18 +298,42 @@ class Profile:
         raise KeyError(api)
 
 
+# The Profile fields an implementation's profile may switch (the last ones of the class).
+IMPLEMENTATION_SWITCHES = (
+    "join_error_names_member",
+    "unknown_group_not_found",
+    "client_host_with_port",
+    "leave_by_instance_only",
+    "parked_request_keeps_member_alive",
+    "sync_requires_protocol",
+    "commit_memberless_illegal_generation",
+    "failed_join_keeps_new_group",
+    "join_completion_keeps_static_members",
+)
+
+
 # Request types whose version range follows the release alone (every line's oldest version is
-# v0): the first release line that answers each newest version. ListGroups
+# v0): the first release line that answers each newest version (a table that starts with v0 also
+# says no older release has the request). ListGroups
 # (``ListGroupsRequest.json``: v2 in 2.0, v3 flexible in 2.4, v4 StatesFilter in 2.6 (KIP-518), v5
 # TypesFilter in 3.8 (KIP-848); v0-1 in 1.x's ``ApiKeys.LIST_GROUPS``; 4.3.1's spec still "0-5").
 NEWEST_VERSION_SINCE: dict[str, tuple[tuple[tuple[int, int], int], ...]] = {
     "ListGroups": (((1, 0), 1), ((2, 0), 2), ((2, 4), 3), ((2, 6), 4), ((3, 8), 5)),
+    # ``DeleteGroupsRequest.json``: v0 in 1.1 (KIP-229; 1.1.0's ``DeleteGroupsRequest.java``), v1
+    # in 2.0 (throttling, KIP-219), v2 flexible in 2.4; 4.3.1's spec still "0-2"
+    "DeleteGroups": (((1, 1), 0), ((2, 0), 1), ((2, 4), 2)),
+    # ``OffsetDeleteRequest.json``: v0 only, from 2.4 (KIP-496); 4.3.1's spec still "0"
+    "OffsetDelete": (((2, 4), 0),),
 }
 
 
 def _range_by_release(api: str, kafka_version: str) -> ApiRange:
     release = release_of(kafka_version)
-    newest = max((v for since, v in NEWEST_VERSION_SINCE[api] if since <= release), default=0)
+    table = NEWEST_VERSION_SINCE[api]
+    offered = [v for since, v in table if since <= release]
+    if not offered and table[0][1] == 0:  # a table that starts at v0 names the API's first release
+        raise KeyError(f"{api} is not a request of Kafka {kafka_version}")
+    newest = max(offered, default=0)
     return ApiRange(api=api, min_version=0, max_version=newest)
 
 
@@ -319,6 +398,7 @@ KAFKA_3_9 = Profile(
     sync_load_in_progress_as_rebalance=True,
     one_coordinator_timer=False,
     new_group_writes_empty_record=False,
+    offset_delete_drops_empty_group=True,
 )
 
 _RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.\d+)*(?:-[0-9A-Za-z.]+)?")
@@ -583,8 +663,15 @@ class GroupConfig:
     # ``offsets.retention.check.interval.ms`` (10 minutes by default) at a phase a client cannot
     # know: at any moment it may be gone, and a group made anew starts at generation 0 again
     # (seen on 4.3.1: a join after every member expired answered generation 1). Off by default so
-    # that a model test sees one group; on in every run against a broker (``engine/registry.py``).
+    # that a model test sees one group; on in a run against a broker (``engine/registry.py``)
+    # unless kgc started it with a cleanup interval no session lasts (``NO_CLEANUP_MS``).
     empty_group_may_vanish: bool = False
+    # ``offsets.retention.check.interval.ms`` (``GroupCoordinatorConfig``, default 10 minutes):
+    # the cleanup runs on a fixed period (4.x: every interval after a partition loads,
+    # ``GroupCoordinatorShard.scheduleGroupMetadataExpiration``; 3.9 and older: at start-up and
+    # then every interval, ``GroupMetadataManager.startup``), so a group vanishes at most once in
+    # this long (``ClassicGroupModel.vanished``).
+    cleanup_interval_ms: int = 600_000
     # The client address the broker records for every simulated client's connection, as Kafka
     # writes it (``InetAddress.toString`` of the connection's address: ``/127.0.0.1``; 4.x
     # ``RequestContext.clientAddress``, 3.9 and older ``request.session.clientAddress``), shown

@@ -23,7 +23,8 @@ before KIP-394's member-id handshake, v4+ after it; v5+ carries group.instance.i
 SyncGroup v5 names the protocol (KIP-559), so a wrong one can be sent (``misuse``); OffsetCommit
 v9 and DescribeGroups v6 (4.x) answer a missing group GROUP_ID_NOT_FOUND. ListGroups v2 is the
 last one before flexible versions, v4 filters by state and names it (KIP-518), v5 filters by type
-and names it (KIP-848).
+and names it (KIP-848). DeleteGroups v0 and v1 are the same request, v2 the flexible one;
+OffsetDelete has v0 only.
 """
 
 from __future__ import annotations
@@ -146,6 +147,25 @@ _CLASSIC: tuple[RequestType, ...] = (
         response=m.ListGroupsResponse,
         drawn_versions=(2, 4, 5),
         errors=("NONE",),
+        opt_in=True,
+    ),
+    # ``GROUP_ID_NOT_FOUND`` is the missing group's (its cell's state is the model's Empty)
+    RequestType(
+        name="DeleteGroups",
+        command=m.DeleteGroups,
+        response=m.DeleteGroupsResponse,
+        drawn_versions=(0, 1, 2),
+        errors=("NONE", "NON_EMPTY_GROUP", "GROUP_ID_NOT_FOUND"),
+        opt_in=True,
+    ),
+    # ``NON_EMPTY_GROUP`` needs members of another protocol type than ``consumer``: the suite's
+    # clients have none (a cell Kafka allows that the search does not reach)
+    RequestType(
+        name="OffsetDelete",
+        command=m.OffsetDelete,
+        response=m.OffsetDeleteResponse,
+        drawn_versions=(0,),
+        errors=("NONE", "GROUP_SUBSCRIBED_TO_TOPIC", "GROUP_ID_NOT_FOUND", "NON_EMPTY_GROUP"),
         opt_in=True,
     ),
 )

@@ -107,10 +107,11 @@ class TimedModel(Model[S]):
                     out.extend(self.apply(s2, d.request_id, d.command, d.at_ms))
         return out
 
-    def vanished(self, state: S) -> S | None:
+    def vanished(self, state: S, until_ms: float) -> S | None:
         """``state`` after the coordinator's periodic cleanup deleted the group, if that may
-        happen now (Kafka deletes an Empty group without offsets at any moment, on its own
-        clock); None if it may not. Default: never."""
+        happen by ``until_ms`` (Kafka deletes an Empty group without offsets on its own clock, at
+        a phase a client cannot know, at most once per ``offsets.retention.check.interval.ms``);
+        None if it may not. Default: never."""
         return None
 
     def background(self, state: S) -> list[S]:
@@ -123,17 +124,36 @@ class TimedModel(Model[S]):
         """Every state ``state`` may be in once time reaches ``must_until`` (timers due by then
         fire) or ``may_until`` (timers due by then may fire), with or without background work
         completed (``background``) and the cleanup (``vanished``)."""
-        out = self._advance_timers(state, must_until=must_until, may_until=may_until)
-        done = [d for s in out if self.known_bug(s) is None for d in self.background(s)]
+        until = may_until if may_until > must_until else must_until
+        first = self.next_timer(state)
+        if first is not None and first[0] <= until:
+            out = self._advance_timers(state, must_until=must_until, may_until=may_until)
+            return self._settled(out, until)
+        # nothing can fire, the common case (every live state, every event): written out
+        if self.known_bug(state) is not None:
+            return [state]
+        done = self.background(state)
+        if done:
+            return self._settled(list(dict.fromkeys([state, *done])), until)
+        gone = self.vanished(state, until)
+        return [state] if gone is None or gone == state else [state, gone]
+
+    def _settled(self, out: list[S], until: float) -> list[S]:
+        """``out``, with or without background work completed and the cleanup by ``until``."""
+        done: list[S] = []
+        for s in out:
+            if self.known_bug(s) is None:
+                done.extend(self.background(s))
         if done:
             out = list(dict.fromkeys(out + done))
-        gone = [g for s in out if self.known_bug(s) is None and (g := self.vanished(s)) is not None]
+        gone: list[S] = []
+        for s in out:
+            if self.known_bug(s) is None and (g := self.vanished(s, until)) is not None:
+                gone.append(g)
         return list(dict.fromkeys(out + gone)) if gone else out
 
     def _advance_timers(self, state: S, *, must_until: float, may_until: float) -> list[S]:
-        first = self.next_timer(state)
-        if first is None or first[0] > max(must_until, may_until):
-            return [state]  # nothing can fire: the common case
+        """The timers' part of :meth:`advance`, once one may fire by ``may_until``."""
         done: list[S] = []
         work = [state]
         while work:

@@ -1262,11 +1262,120 @@ class ListingGroupMachine(GroupMachine):
         self._run(command)
 
 
+# which partitions of the run's topic ``delete`` names (by its version index): one, two, all
+OFFSET_DELETE_PARTITIONS: tuple[tuple[int, ...], ...] = (
+    (0,),
+    (0, 1),
+    tuple(range(TOPIC_PARTITIONS)),
+)
+# what ``delete`` deletes
+DELETIONS = ("group", "offsets", "both")
+# how ``vacate`` ends once every idle member has left: OffsetDelete of every partition then
+# DeleteGroups (first: ``sampled_from`` draws it most, and it is the likeliest way to an
+# OffsetDelete on an existing Empty group), DeleteGroups alone, then an OffsetFetch, or twice
+VACATE_ENDINGS = (
+    "delete-offsets-then-group",
+    "delete",
+    "delete-then-fetch",
+    "delete-twice",
+)
+
+
+class DeletingGroupMachine(GroupMachine):
+    """:class:`GroupMachine` with the opt-in DeleteGroups and OffsetDelete rules
+    (``model/requests.py``; the model's ``classic/delete.py``), each sent only where
+    ``context.opt_in`` names its type. A class of its own for the reason
+    :class:`ListingGroupMachine` is one: the default search's draws stay as they are.
+
+    Where the answers differ: DeleteGroups succeeds only on an Empty group (``vacate`` makes it
+    so: every idle member leaves first), is ``NON_EMPTY_GROUP`` while members remain (``delete``
+    drawn in a live group, ``vacate``'s early tries, a member whose join is parked) and
+    ``GROUP_ID_NOT_FOUND`` before the group exists or after it was deleted (``delete-twice``).
+    OffsetDelete is ``GROUP_SUBSCRIBED_TO_TOPIC`` for the run's topic while members exist (every
+    client subscribes to it), ``NONE`` on an Empty group (``delete-offsets-then-group``), and
+    ``GROUP_ID_NOT_FOUND`` with no group."""
+
+    def _opted(self, api: str) -> bool:
+        return api in self.context.opt_in
+
+    def _delete_group(self, client: str, vi: int) -> None:
+        if self._opted("DeleteGroups") and self._idle(client):
+            version = self.context.version("DeleteGroups", vi)
+            self._run(self.views[client].delete_groups(version=version))
+
+    def _delete_offsets(self, client: str, which: tuple[int, ...]) -> None:
+        if self._opted("OffsetDelete") and self._idle(client):
+            partitions = tuple(TopicPartition(topic=self.topic, partition=p) for p in which)
+            version = self.context.version("OffsetDelete", 0)
+            self._run(self.views[client].offset_delete(version=version, partitions=partitions))
+
+    @rule(plan=st.tuples(VERSION_INDEX, st.sampled_from(DELETIONS)))
+    def delete(self, plan: tuple[int, str]) -> None:
+        """An admin (the first idle client) deletes, whatever the group's state: the group
+        (``DeleteGroups``), the offsets of one, two or every partition of the run's topic
+        (``OffsetDelete``), or both. One tuple argument so it is drawn often (``form_group``)."""
+        vi, what = plan
+        admin = self._admin()
+        if admin is None:
+            return
+        if what != "group":
+            self._delete_offsets(
+                admin, OFFSET_DELETE_PARTITIONS[vi % len(OFFSET_DELETE_PARTITIONS)]
+            )
+        if what != "offsets":
+            self._delete_group(admin, vi)
+
+    def _admin(self) -> str | None:
+        return next((c for c in sorted(self.views) if self._idle(c)), None)
+
+    @rule(plan=st.tuples(VERSION_INDEX, st.booleans(), st.sampled_from(VACATE_ENDINGS)))
+    def vacate(self, plan: tuple[int, bool, str]) -> None:
+        """A macro: if ``early``, an admin first tries to delete the group's offsets and the
+        group while its members are still there (as an operator who did not stop the consumers
+        does); then every idle member leaves (as consumers shutting down do), and the admin
+        deletes the group (``VACATE_ENDINGS``: its offsets first, the offsets read back after, or
+        the delete sent twice). One tuple argument so it is drawn often (``form_group``)."""
+        vi, early, ending = plan
+        if early:
+            admin = self._admin()
+            if admin is not None:
+                self._delete_offsets(admin, OFFSET_DELETE_PARTITIONS[-1])
+                self._delete_group(admin, vi)
+        for name in sorted(self.views):
+            view = self.views[name]
+            if self._idle(name) and view.member_id:
+                version = self.context.version("LeaveGroup", vi)
+                command = view.leave_group(version=version, who="self")
+                if command is not None:
+                    self._run(command)
+        admin = self._admin()
+        if admin is None:
+            return
+        if ending == "delete-offsets-then-group":
+            self._delete_offsets(admin, OFFSET_DELETE_PARTITIONS[-1])
+        self._delete_group(admin, vi)
+        if ending == "delete-then-fetch" and self._idle(admin):
+            version = self.context.version("OffsetFetch", vi)
+            partitions = (TopicPartition(topic=self.topic, partition=0),)
+            self._run(self.views[admin].offset_fetch(version=version, partitions=partitions))
+        if ending == "delete-twice":
+            self._delete_group(admin, vi + 1)
+
+
+# the machines of the opt-in request types (``model/requests.py``), in the order their rules are
+# added to the classic machine
+OPT_IN_MACHINES: tuple[tuple[frozenset[str], type[GroupMachine]], ...] = (
+    (frozenset({"ListGroups"}), ListingGroupMachine),
+    (frozenset({"DeleteGroups", "OffsetDelete"}), DeletingGroupMachine),
+)
+
+
 def machine_for(context: SuiteContext) -> type[GroupMachine]:
     """A concrete machine class bound to ``context`` (Hypothesis instantiates it per example):
-    with the ListGroups rule where ``context.opt_in`` names it."""
-    base = ListingGroupMachine if "ListGroups" in context.opt_in else GroupMachine
-    return type("GroupMachineUnderTest", (base,), {"context": context})
+    with the rules of each opt-in request type ``context.opt_in`` names (``OPT_IN_MACHINES``),
+    else the classic machine alone."""
+    bases = tuple(m for apis, m in OPT_IN_MACHINES if apis & context.opt_in) or (GroupMachine,)
+    return type("GroupMachineUnderTest", bases, {"context": context})
 
 
 def search(

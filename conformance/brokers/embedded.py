@@ -109,6 +109,9 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
         # below the classic search's largest group (``engine/coverage.py`` LARGEST_GROUP), so
         # GROUP_MAX_SIZE_REACHED is reached; no other test runs a larger classic group
         "group.max.size": "3",
+        # the periodic cleanup that deletes Empty groups never runs inside a session, so the
+        # model allows no group to vanish (``engine/registry.py`` cleanup_may_run)
+        "offsets.retention.check.interval.ms": str(24 * 3600 * 1000),
     }
     if int(version.split(".")[0]) >= 4:
         cfg["share.coordinator.state.topic.replication.factor"] = str(nodes)

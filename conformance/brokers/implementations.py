@@ -37,6 +37,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,193 @@ KFAKE_MODULE = "github.com/twmb/franz-go/pkg/kfake"
 KFAKE_VERSION = "v0.0.0-20260918054303-01f206a7e32c"
 FRANZ_GO_VERSION = "v1.22.2"
 READY_PREFIX = "kgc-rdkafka-mock listening on "
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
+    """A deviation that is only a setting: the implementation does what Kafka does with broker
+    setting ``key`` at ``value``. ``source`` cites its code (file and line at the pinned version);
+    ``proof`` is the baseline trace that shows it against Kafka's default; None for a setting
+    that only takes back an allowance the model makes for Kafka (nothing to explain)."""
+
+    key: str
+    value: int
+    source: str
+    proof: str | None
+
+
+# Each launched implementation's settings profile: the run's model takes these as the broker's
+# own settings (``brokerconfig.facts``, source ``profile``), so a search goes past them.
+SETTINGS: dict[str, tuple[Setting, ...]] = {
+    KFAKE: (
+        Setting(
+            key="group.initial.rebalance.delay.ms",
+            value=0,
+            source="pkg/kfake/groups.go l.810-811 at " + KFAKE_VERSION + ' (`handleJoin`: "We do '
+            "not do the delayed join aspects in Kafka\"): a new group's first join completes at "
+            "once",
+            proof="traces/known/kfake/joingroup-no-initial-rebalance-delay.json",
+        ),
+        Setting(
+            key="offset.metadata.max.bytes",
+            value=2**31 - 1,
+            source="pkg/kfake at " + KFAKE_VERSION + ": OffsetCommit keeps metadata of any length "
+            "(no OFFSET_METADATA_TOO_LARGE anywhere in the package; `fillOffsetCommitWithACL` in "
+            "groups.go stores it as sent)",
+            proof="traces/known/kfake/offsetcommit-metadata-unbounded.json",
+        ),
+        Setting(
+            key="offsets.retention.check.interval.ms",
+            value=24 * 3600 * 1000,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": a classic group is deleted only "
+            "when the request that made it failed (`delete(gs.gs, …)` l.307 and l.349); no "
+            "cleanup ever deletes an Empty one. It explains no deviation: it takes back an "
+            "allowance (``engine/allowances.py``, cleanup) kfake never needs",
+            proof=None,
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Switch:
+    """A deviation the model names: ``name`` is a switch of ``Profile`` (``model/profiles.py``: an
+    implementation switch of ``IMPLEMENTATION_SWITCHES``, or a release-line rule the implementation
+    follows as another Kafka release does) set to ``value`` for this implementation.
+    ``source`` cites its code at the pinned version; ``proofs`` are the baseline traces it
+    explains (each fails under Kafka's rules and passes with the switch: a broker test)."""
+
+    name: str
+    value: bool
+    source: str
+    proofs: tuple[str, ...]
+
+
+# Each launched implementation's named deviations: the run's model judges it with these in force
+# (``engine/registry.py``: the model record's ``switches``), so a search goes on past them.
+SWITCHES: dict[str, tuple[Switch, ...]] = {
+    KFAKE: (
+        Switch(
+            name="join_error_names_member",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `handleJoin`: the "
+            "INVALID_SESSION_TIMEOUT and INCONSISTENT_GROUP_PROTOCOL answers (l.826-833), an "
+            "instance id's error (l.876-879) and UNKNOWN_MEMBER_ID for a member it does not have "
+            "(l.888-896) never set the answer's MemberID",
+            proofs=(
+                "traces/known/kfake/joingroup-unknown-member-id-without-member-id.json",
+                "traces/known/kfake/joingroup-invalid-session-timeout-without-member-id.json",
+            ),
+        ),
+        Switch(
+            name="unknown_group_not_found",
+            value=True,
+            source="pkg/kfake at " + KFAKE_VERSION + ": Heartbeat, LeaveGroup and SyncGroup for a "
+            "group it does not have answer GROUP_ID_NOT_FOUND before anything else "
+            "(12_heartbeat.go l.25-28, 13_leave_group.go l.26-29, 14_sync_group.go l.26-29, "
+            "`groups.handleHijack` in groups.go l.312-318), and so does OffsetFetch "
+            "(groups.go l.588-591, `handleOffsetFetch`)",
+            proofs=(
+                "traces/known/kfake/syncgroup-unknown-group-group-id-not-found.json",
+                "traces/known/kfake/leavegroup-unknown-group-group-id-not-found.json",
+                "traces/known/kfake/offsetfetch-unknown-group-group-id-not-found.json",
+            ),
+        ),
+        Switch(
+            name="commit_memberless_illegal_generation",
+            value=True,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": OffsetCommit makes the group if "
+            "it is missing (`groups.handleOffsetCommit` l.346-350) and answers a commit with a "
+            "generation to a group without members ILLEGAL_GENERATION (`group.handleOffsetCommit` "
+            "l.1272-1275), whatever the member and the version, after checking an instance id "
+            "against its static members first (l.1256-1259, `validateInstanceID` l.1581-1593): "
+            "Kafka checks the member (UNKNOWN_MEMBER_ID) and, from 4.x, answers v9+ for a missing "
+            "group GROUP_ID_NOT_FOUND",
+            proofs=(
+                "traces/known/kfake/offsetcommit-v9-missing-group-illegal-generation.json",
+                "traces/known/kfake/offsetcommit-memberless-group-illegal-generation.json",
+                "traces/known/kfake/offsetcommit-unknown-instance-unknown-member-id.json",
+            ),
+        ),
+        Switch(
+            name="describe_assignment_outside_stable",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `handleDescribe` l.435-442: a "
+            "member's metadata and assignment are described in Stable only, as Kafka 3.9 does "
+            "(4.x lists each member's current assignment in every state)",
+            proofs=("traces/known/kfake/describegroups-no-assignment-outside-stable.json",),
+        ),
+        Switch(
+            name="client_host_with_port",
+            value=True,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", l.855/932/957/2057: a member's "
+            "`clientHost: creq.cc.conn.RemoteAddr().String()`, Go's `host:port` of the "
+            "connection it joined on",
+            proofs=("traces/known/kfake/describegroups-client-host-with-port.json",),
+        ),
+        Switch(
+            name="leave_by_instance_only",
+            value=True,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `handleLeave` l.1137-1146: a "
+            "member named with an instance id is resolved from the instance "
+            "(`rm.MemberID = memberID`), the member id it was sent with never compared",
+            proofs=(
+                "traces/known/kfake/leavegroup-instance-removes-its-member-whatever-member-id.json",
+            ),
+        ),
+        Switch(
+            name="parked_request_keeps_member_alive",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": a JoinGroup or a follower's "
+            "SyncGroup is parked as `m.waitingReply` (`updateMemberAndRebalance` l.1597-1614, "
+            "`handleSync` l.1047-1052) while the session timer set at the member's last answer "
+            "runs on (`reply` l.1705-1715, `updateHeartbeat` l.1504-1515); when it fires, "
+            "`removeMember` (l.1561-1578) drops the member with the parked request unanswered. "
+            "Every member's timer is a Go timer of its own, so two due together fire in either "
+            "order: with the leader's first a parked follower's SyncGroup is answered "
+            "REBALANCE_IN_PROGRESS (`rebalance` l.1308-1322), as Kafka does; that replay fails "
+            "about three times in four",
+            proofs=(
+                "traces/known/kfake/syncgroup-parked-not-answered-when-leader-expires.json",
+                "traces/known/kfake/joingroup-parked-not-answered-member-expires.json",
+            ),
+        ),
+        Switch(
+            name="sync_requires_protocol",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `handleSync` l.1033-1040: the "
+            "protocol type and name are compared only when the request carries them "
+            "(`req.ProtocolType != nil && …`), at every version",
+            proofs=("traces/known/kfake/syncgroup-v5-without-protocol-accepted.json",),
+        ),
+        Switch(
+            name="failed_join_keeps_new_group",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `groups.handleJoin` l.304-308: "
+            "a group the JoinGroup made is deleted again when the join is refused "
+            "(`if isNew && !ok { delete(gs.gs, req.Group) }`)",
+            proofs=("traces/known/kfake/joingroup-refused-first-join-leaves-no-group.json",),
+        ),
+        Switch(
+            name="join_completion_keeps_static_members",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `completeRebalance` "
+            "l.1369-1373: every member not waiting in a JoinGroup is removed when the join phase "
+            "ends, a static one too",
+            proofs=("traces/known/kfake/joingroup-completion-drops-static-member.json",),
+        ),
+    ),
+}
+
+
+def switches_of(name: str) -> dict[str, bool]:
+    """``name``'s named deviations as ``Profile`` switches (empty for one without)."""
+    return {s.name: s.value for s in SWITCHES.get(name, ())}
+
+
+def settings_of(name: str) -> dict[str, int]:
+    """``name``'s settings profile as broker settings (empty for one without)."""
+    return {s.key: s.value for s in SETTINGS.get(name, ())}
 
 
 class ImplementationUnavailable(KgcError):
@@ -200,6 +388,8 @@ class ProcessBroker:
             "mode": "loopback",
             "nodes": 1,
             "bootstrap_servers": self._bootstrap,
+            "implementation_settings": settings_of(self.name),
+            "implementation_switches": switches_of(self.name),
         }
 
 

@@ -74,6 +74,7 @@ from kgc.conformance.drivers.workloads import (
 from kgc.conformance.drivers.workloads import consumer_workload as consumer_workload
 from kgc.conformance.drivers.workloads import migration_workload as migration_workload
 from kgc.conformance.errors import KgcError
+from kgc.engine.allowances import allowances_used
 from kgc.engine.loop import EngineConfig
 from kgc.engine.replay import Replay, replay, topic_of
 from kgc.engine.traces import Trace, save, save_failure
@@ -152,6 +153,10 @@ class SuiteResult:
     # examples, requests, wall time and failure; empty for a single search
     workers: list[dict[str, Any]] = field(default_factory=list)
     first_failure_s: float | None = None  # search start to the first failure seen (then: shrink)
+    # examples that passed, and of those how many passed only through each of the model's
+    # allowances (``engine/allowances.py``: with it switched off alone, the history diverges)
+    passed: int = 0
+    allowances: dict[str, int] = field(default_factory=dict)
     record_error: str | None = None  # recording stopped at this error (the run went on)
 
     @property
@@ -241,6 +246,9 @@ class Search:
     checker_config: CheckerConfig | None = None
     engine_config: EngineConfig | None = None
     versions: dict[str, tuple[int, ...]] | None = None
+    # request types drawn only when asked (``model/requests.py`` ``OPT_IN_REQUESTS``): negotiated
+    # and given their rules (``properties.machine.machine_for``); ``kgc check --opt-in``
+    opt_in: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,7 +284,7 @@ def run_workload(
     seed = secrets.randbits(32) if search.seed is None else search.seed
     cluster = Cluster(broker.bootstrap_servers, client_id="kgc-suite")
     try:
-        setup = configure(workload, broker, cluster)
+        setup = configure(workload, broker, cluster, opt_in=search.opt_in)
         result = SuiteResult(profile=search.profile, seed=seed, target=setup.description)
         seen = search_examples(setup, search, output, result, record_to=record_to)
         save_findings(result, seen, setup, output)
@@ -301,9 +309,12 @@ class Setup:
     wait_when_parked: bool
 
 
-def configure(workload: Workload, broker: BrokerAccess, cluster: Cluster) -> Setup:
+def configure(
+    workload: Workload, broker: BrokerAccess, cluster: Cluster, *, opt_in: tuple[str, ...] = ()
+) -> Setup:
     """Read the broker's facts (``brokerconfig.facts``, ``broker.broker_config`` over them),
-    negotiate the classic request versions with the rules those facts give, scale time as the
+    negotiate the classic request versions (and the ``opt_in`` ones) with the rules those facts
+    give, scale time as the
     workload says, create the run's ``<group prefix>suite-<run id>`` topic and build the workload's
     harness (which may negotiate its own request types, and refuse a broker that cannot run it)."""
     from kgc.conformance.wire.brokerconfig import facts
@@ -311,8 +322,9 @@ def configure(workload: Workload, broker: BrokerAccess, cluster: Cluster) -> Set
     from kgc.engine.registry import model_manifest
     from kgc.model import PROFILES
 
-    description = {**broker.description, **facts(cluster, broker.broker_config)}
-    negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]])
+    profile = broker.description.get("implementation_settings")
+    description = {**broker.description, **facts(cluster, broker.broker_config, profile=profile)}
+    negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]], opt_in)
     description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
     if negotiated.unsupported:
         description["unsupported_requests"] = dict(negotiated.unsupported)
@@ -399,6 +411,7 @@ def _context(setup: Setup, search: Search, *, seed: int) -> SuiteContext:
         engine_config=search.engine_config or EngineConfig(),
         versions={**setup.versions, **(search.versions or {})},
         unsupported=setup.unsupported,
+        opt_in=frozenset(search.opt_in),
         manifest_extra=manifest_extra,
         topic=setup.topic,
         time_scale=setup.time_scale,
@@ -469,6 +482,10 @@ def _example_end(
             except OSError as exc:  # never fail the example (Hypothesis would shrink it)
                 result.record_error = f"cannot write a trace into {record_to}: {exc}"
         check = machine.failed_check
+        if check is None:
+            result.passed += 1
+            for name in allowances_used(trace):
+                result.allowances[name] = result.allowances.get(name, 0) + 1
         if check == KNOWN_BUG:
             hit = machine.engine.known_bug
             if hit is not None:

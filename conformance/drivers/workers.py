@@ -118,6 +118,9 @@ def merge(results: list[SuiteResult], *, seed: int, wall_s: float) -> SuiteResul
             out.coverage[cell] = out.coverage.get(cell, 0) + n
         for key, n in r.known_bugs.items():
             out.known_bugs[key] = out.known_bugs.get(key, 0) + n
+        out.passed += r.passed
+        for key, n in r.allowances.items():
+            out.allowances[key] = out.allowances.get(key, 0) + n
         out.known_bug_saved.extend(r.known_bug_saved)
         out.recorded.extend(r.recorded)
         out.record_error = out.record_error or r.record_error

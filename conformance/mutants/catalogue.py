@@ -12,7 +12,10 @@ Not here: an answer merely held back. Measured with two such mutants (every seco
 JoinGroup, and every successful SyncGroup, answered 1.5 s late): the search survived both, and it
 should, since a late answer is what a slow network does and the checker allows any answer up to
 ``latency_bound_ms`` (3 s) after the model emitted it. A broker whose *timers* run late or early
-decides differently, which a proxy that only rewrites answers cannot imitate.
+decides differently, which a proxy that only rewrites answers cannot imitate: those mutants, and
+the ones whose broker keeps or decides something else than it answered, rewrite requests
+(``requests.py``, families ``kept``, ``timer`` and ``decision``); the ones here are the ``answer``
+family, and ``MUTANTS`` holds all four.
 
 Each mutant changes answers only where its bug applies (an error swapped only where the broker
 gave that error), so a search that never provokes the situation cannot kill it: the share killed
@@ -24,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kgc.conformance.mutants import requests
 from kgc.conformance.mutants.proxy import DROP, Mutant
 from kgc.model.errors import CODES
 
@@ -166,7 +170,7 @@ def _m(name: str, api: str, kind: str, what: str, rewrite: Any) -> Mutant:
     return Mutant(name=name, api=api, kind=kind, what=what, rewrite=rewrite)
 
 
-MUTANTS: tuple[Mutant, ...] = (
+ANSWERS: tuple[Mutant, ...] = (
     # JoinGroup
     _m("join-leader-list-loses-a-member", "JoinGroup", "missing member",
        "the leader's member list lacks its last member", _leader_list_loses_one),
@@ -239,4 +243,5 @@ MUTANTS: tuple[Mutant, ...] = (
        "a described group of two or more lacks its last member", _described_member_missing),
 )  # fmt: skip
 
+MUTANTS: tuple[Mutant, ...] = ANSWERS + requests.MUTANTS
 BY_NAME = {m.name: m for m in MUTANTS}

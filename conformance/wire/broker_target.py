@@ -125,10 +125,24 @@ class BrokerTarget(Target):
             self._known_topic_ids.update(self._cluster.topic_ids(missing))
         return self._known_topic_ids
 
+    def _client_ports(self) -> dict[int, str]:
+        """Each open client connection's local port -> its Kafka client id (``kgc-c1``)."""
+        out: dict[int, str] = {}
+        for conn in self._group.members.values():
+            with contextlib.suppress(OSError, AttributeError):
+                if not conn.closed:
+                    out[conn.local_port] = conn.client_id
+        return out
+
     def _decode(self, p: _Pending) -> Any:
         ids = self._topic_ids(p.command)
         response = wire.decode(
-            p.command, p.handle.response, self._ids, topic_ids=ids, group_id=self.group_id
+            p.command,
+            p.handle.response,
+            self._ids,
+            topic_ids=ids,
+            group_id=self.group_id,
+            client_ports=self._client_ports(),
         )
         if ids is not None and "unknown-topic-" in repr(response):
             # a topic this target has not named yet (a describe before any join): every topic's id
@@ -137,7 +151,12 @@ class BrokerTarget(Target):
                 {t.name: t.topic_id for t in resp.topics if t.error_code == 0}
             )
             response = wire.decode(
-                p.command, p.handle.response, self._ids, topic_ids=ids, group_id=self.group_id
+                p.command,
+                p.handle.response,
+                self._ids,
+                topic_ids=ids,
+                group_id=self.group_id,
+                client_ports=self._client_ports(),
             )
         return response
 

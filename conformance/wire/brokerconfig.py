@@ -32,6 +32,7 @@ GROUP_SETTINGS = (
     "offsets.topic.num.partitions",
     "offset.metadata.max.bytes",
     "offsets.commit.timeout.ms",
+    "offsets.retention.check.interval.ms",
 )
 # KIP-848's consumer group reads these (``engine/registry.py`` CONSUMER_SETTINGS)
 GROUP_SETTINGS = tuple(dict.fromkeys(GROUP_SETTINGS + tuple(CONSUMER_SETTINGS)))
@@ -211,9 +212,16 @@ def probe_session_bounds(cluster: Cluster) -> tuple[int, int] | None:
     return low, high
 
 
-def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, Any]:
+def facts(
+    cluster: Cluster,
+    given: dict[str, int] | None = None,
+    *,
+    profile: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """What the model needs to know, as one JSON-ready dict for the trace manifest's ``target``,
-    with where each fact came from (``fact_sources``): ``given`` (``--broker-config``), ``read``
+    with where each fact came from (``fact_sources``): ``given`` (``--broker-config``),
+    ``profile`` (the launched implementation's settings profile: how it behaves where that is
+    only a Kafka setting, ``conformance/brokers/implementations.py`` ``SETTINGS``), ``read``
     (DescribeConfigs), ``probed`` (asked with requests: the session-timeout bounds), ``metadata``
     (``offsets.topic.num.partitions`` counted in Metadata when nothing said it), ``assumed``
     (Kafka's default: nothing else said) — never a silent guess; a read or given partition count
@@ -236,6 +244,8 @@ def facts(cluster: Cluster, given: dict[str, int] | None = None) -> dict[str, An
     for key in GROUP_SETTINGS:
         if key in given:
             config[key], sources[key] = given[key], "given"
+        elif key in (profile or {}):
+            config[key], sources[key] = int((profile or {})[key]), "profile"
         elif key in read:
             config[key], sources[key] = read[key], "read"
     bounds = ("group.min.session.timeout.ms", "group.max.session.timeout.ms")

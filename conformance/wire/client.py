@@ -396,6 +396,11 @@ class Connection:
         return self.closed_reason is not None
 
     @property
+    def local_port(self) -> int:
+        """This end's port."""
+        return int(self._sock.getsockname()[1])
+
+    @property
     def local_address(self) -> str:
         """This end's IP address, as the broker sees this connection's peer (no NAT here)."""
         return str(self._sock.getsockname()[0])

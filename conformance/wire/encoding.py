@@ -232,6 +232,7 @@ def decode(
     *,
     topic_ids: Mapping[str, Any] | None = None,
     group_id: str | None = None,
+    client_ports: Mapping[int, str] | None = None,
 ) -> m.Response:
     """The model's response record for a decoded kafka-python response to ``command``: its
     request type's decoder (``requests.py``).
@@ -240,6 +241,9 @@ def decode(
     ``unknown-<real id>`` (see the module docstring). ``topic_ids`` maps names to ids for
     OffsetCommit/OffsetFetch v10+ responses, which carry only topic ids. ``group_id``, the run's
     group, is needed for ListGroups, whose answer lists every group the broker coordinates.
+    ``client_ports``: each simulated client connection's local port -> its client id, for an
+    answer that names a client by its address and port (``requests.client_host``).
     """
     w = _wire_request(command)
-    return w.decode(command, response, Wire(group_id=group_id, ids=ids, topic_ids=topic_ids))  # type: ignore[no-any-return]
+    wire = Wire(group_id=group_id, ids=ids, topic_ids=topic_ids, client_ports=client_ports)
+    return w.decode(command, response, wire)  # type: ignore[no-any-return]

@@ -48,7 +48,11 @@ def negotiate(
             continue
         lo, hi = broker[key]
         kp_lo, kp_hi = REQUESTS[api].cls().valid_versions
-        model = profile.api_range(api)
+        try:
+            model = profile.api_range(api)
+        except KeyError:
+            unsupported[api] = f"not a request of {profile.name}'s rules"
+            continue
         low, high = max(lo, kp_lo, model.min_version), min(hi, kp_hi, model.max_version)
         if low > high:
             unsupported[api] = (

@@ -20,16 +20,22 @@ here. Layouts by version are in ``encoding.py``'s module docstring.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kafka.protocol.admin.groups import DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.admin.groups import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+)
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
+    OffsetDeleteRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
 )
@@ -63,6 +69,9 @@ class Wire:
     group_id: str | None
     ids: MemberIds
     topic_ids: Mapping[str, Any] | None = None
+    # the local port of each simulated client's connection -> its Kafka client id (``kgc-c1``):
+    # an address with a port in an answer names the client it belongs to (``client_host``)
+    client_ports: Mapping[int, str] | None = None
 
 
 #: The error a decoder gives an answer about another group than the one asked for (an echoed
@@ -290,6 +299,21 @@ def _build_describe_groups(c: m.DescribeGroups, w: Wire) -> Any:
     return kc.describe_groups_request([w.group_id])
 
 
+_HOST_PORT = re.compile(r"^(?P<host>[^/][^:]*|\[[^\]]*\]):(?P<port>\d+)$")
+
+
+def client_host(text: str, w: Wire) -> str:
+    """A member's ``ClientHost`` as the model writes it: Kafka's ``/127.0.0.1`` as it is; an
+    address with the port of one of the run's own client connections (``host:port``, Go's form:
+    kfake) as ``host:<port of kgc-c1>``, naming the client (``Profile.client_host_with_port``).
+    Any other port stays as it is, so it matches nothing the model says."""
+    found = _HOST_PORT.match(text or "")
+    if found is None or not w.client_ports:
+        return text
+    client = w.client_ports.get(int(found.group("port")))
+    return text if client is None else f"{found.group('host')}:<port of {client}>"
+
+
 def _decode_describe_groups(c: m.DescribeGroups, r: Any, w: Wire) -> m.Response:
     if len(r.groups) != 1:
         raise ValueError(f"DescribeGroups: expected one group, got {r!r}")
@@ -299,7 +323,7 @@ def _decode_describe_groups(c: m.DescribeGroups, r: Any, w: Wire) -> m.Response:
             member_id=w.ids.name_or_unknown(x.member_id),
             group_instance_id=x.group_instance_id,
             client_id=x.client_id,
-            client_host=x.client_host,
+            client_host=client_host(x.client_host, w),
             metadata=metadata_text(x.member_metadata),
             assignment=assignment_text(x.member_assignment),
         )
@@ -369,6 +393,50 @@ def _decode_list_groups(c: m.ListGroups, r: Any, w: Wire) -> m.Response:
         if g.group_id == w.group_id
     ]
     return m.ListGroupsResponse(error=error_name(r.error_code), groups=tuple(own))
+
+
+# ---------------------------------------------------------------------- DeleteGroups, OffsetDelete
+
+
+def _build_delete_groups(c: m.DeleteGroups, w: Wire) -> Any:
+    """DeleteGroups naming the run's group alone (``GroupsNames``, every version)."""
+    return DeleteGroupsRequest(groups_names=[w.group_id])
+
+
+def _decode_delete_groups(c: m.DeleteGroups, r: Any, w: Wire) -> m.Response:
+    """The one result, for the run's group: another group's, or a number of results other than
+    one, is ``ANSWERED_OTHER_GROUP`` (a divergence)."""
+    results = list(r.results or ())
+    if len(results) != 1 or (w.group_id is not None and results[0].group_id != w.group_id):
+        return m.DeleteGroupsResponse(error=ANSWERED_OTHER_GROUP)
+    return m.DeleteGroupsResponse(error=error_name(results[0].error_code))
+
+
+def _build_offset_delete(c: m.OffsetDelete, w: Wire) -> Any:
+    by_topic: dict[str, list[int]] = {}
+    for tp in c.partitions:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    topic = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    partition = topic.OffsetDeleteRequestPartition
+    return OffsetDeleteRequest(
+        group_id=w.group_id,
+        topics=[
+            topic(name=name, partitions=[partition(partition_index=p) for p in ps])
+            for name, ps in sorted(by_topic.items())
+        ],
+    )
+
+
+def _decode_offset_delete(c: m.OffsetDelete, r: Any, w: Wire) -> m.Response:
+    partitions = (
+        m.PartitionError(topic=t.name, partition=p.partition_index, error=error_name(p.error_code))
+        for t in r.topics or ()
+        for p in t.partitions
+    )
+    return m.OffsetDeleteResponse(
+        error=error_name(r.error_code),
+        partitions=tuple(sorted(partitions, key=lambda x: (x.topic, x.partition))),
+    )
 
 
 # ------------------------------------------------------------------------ KIP-848 consumer group
@@ -525,6 +593,18 @@ REQUESTS: dict[str, WireRequest] = {
             request_class=ListGroupsRequest,
             build=_build_list_groups,
             decode=_decode_list_groups,
+        ),
+        WireRequest(
+            name="DeleteGroups",
+            request_class=DeleteGroupsRequest,
+            build=_build_delete_groups,
+            decode=_decode_delete_groups,
+        ),
+        WireRequest(
+            name="OffsetDelete",
+            request_class=OffsetDeleteRequest,
+            build=_build_offset_delete,
+            decode=_decode_offset_delete,
         ),
         WireRequest(
             name="ConsumerGroupHeartbeat",

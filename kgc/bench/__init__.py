@@ -13,6 +13,8 @@ own module of this package, imported only when chosen:
 * ``reorder.py``  — how often a broker handles two clients' requests out of send order.
 * ``z3.py``       — the Z3 assignment checks, the balance oracle and the bounded proofs.
 * ``pipeline.py`` — re-checking a large synthetic corpus on Spark.
+* ``soak.py``     — N seeds per release under load: divergences (0), allowances used, and every
+  quality variant caught.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "reorder": "kgc.bench.reorder:run",
     "z3": "kgc.bench.z3:run",
     "pipeline": "kgc.bench.pipeline:run",
+    "soak": "kgc.bench.soak:run",
 }
 
 
@@ -40,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", choices=sorted(BENCHMARKS), help="which benchmark")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--kafka-version", default=None, help="embedded Kafka version, if used")
+    parser.add_argument(
+        "--family", default=None, help="mutants: only these families (comma-separated)"
+    )
+    parser.add_argument("--mutant", default=None, help="mutants: only these (comma-separated)")
+    parser.add_argument("--seeds", type=int, default=None, help="soak: seeds per release (20)")
+    parser.add_argument(
+        "--versions", default=None, help="soak: Kafka releases (default 4.4.0,4.3.1,3.9.2)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ nondeterministic state machine. Kafka's counterpart is ``group-coordinator``'s `
 * ``offsets.py``       — OffsetCommit and OffsetFetch, fenced by generation and member.
 * ``describe.py``      — DescribeGroups and FindCoordinator as seen from one group.
 * ``list_groups.py``   — ListGroups: whether, and how, the coordinator lists the group.
+* ``delete.py``        — DeleteGroups and OffsetDelete: deleting the group or some of its offsets.
 * ``cluster_group.py`` — the same group behind a coordinator that may die, stall, move and reload
   (the fault suite's model).
 * ``generate.py``      — synthetic histories from the model alone.

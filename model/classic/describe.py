@@ -54,6 +54,16 @@ from kgc.model.coordinator import find_coordinator_outcomes
 from kgc.model.errors import GROUP_ID_NOT_FOUND, NONE, REBALANCE_IN_PROGRESS
 
 
+def _client_host(tx: Txn, client_id: str) -> str:
+    """A member's ``ClientHost``: the connection's address as Java writes it (``/127.0.0.1``,
+    ``GroupConfig.client_host``), or with ``Profile.client_host_with_port`` the address and the
+    port of that client's connection, which the wire names by client
+    (``conformance/wire/requests.py`` ``client_host``)."""
+    if not tx.profile.client_host_with_port:
+        return tx.config.client_host
+    return f"{tx.config.client_host.lstrip('/')}:<port of {client_id}>"
+
+
 def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> None:
     if tx.exists and tx.unconfirmed:
         seen = tx.choose((True, False))  # rule 3: the creation committed, or not yet
@@ -71,7 +81,7 @@ def handle_describe_groups(tx: Txn, request_id: int, cmd: DescribeGroups) -> Non
             member_id=m.member_id,
             group_instance_id=m.group_instance_id if cmd.version >= 4 else None,
             client_id=m.client_id,
-            client_host=tx.config.client_host,
+            client_host=_client_host(tx, m.client_id),
             metadata=m.metadata(tx.protocol_name) if stable else "",
             assignment=m.assignment if show_assignment else "",
         )

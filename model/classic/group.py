@@ -3,8 +3,8 @@
 Role: the checker's ``Model`` (``checker.py``) over
 :class:`~kgc.model.classic.state.GroupState`, dispatching each request to the module that states
 its rules (``join``, ``sync``, ``heartbeat``, ``leave``, ``offsets``, ``describe``,
-``list_groups``; ``rebalance`` holds the join phase shared by all of them) and firing the
-coordinator's timers.
+``list_groups``, ``delete``; ``rebalance`` holds the join phase shared by all of them) and firing
+the coordinator's timers.
 
 Time. Requests are processed at their send time (never earlier than anything already processed).
 Timers fire in deadline order, each at ``max(deadline, time of the last thing processed)``:
@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from kgc.model.classic.delete import handle_delete_groups, handle_offset_delete
 from kgc.model.classic.describe import (
     handle_describe_groups,
     handle_find_coordinator,
@@ -57,6 +58,7 @@ from kgc.model.classic.state import EMPTY, GroupState, with_outbox
 from kgc.model.classic.sync import handle_sync_group
 from kgc.model.classic.txn import Txn, explore
 from kgc.model.commands import (
+    DeleteGroups,
     DescribeGroups,
     FindCoordinator,
     Heartbeat,
@@ -65,6 +67,7 @@ from kgc.model.commands import (
     ListGroups,
     NotModelled,
     OffsetCommit,
+    OffsetDelete,
     OffsetFetch,
     Request,
     Response,
@@ -86,6 +89,8 @@ HANDLERS: dict[str, Handler] = {
     DescribeGroups.type: handle_describe_groups,
     FindCoordinator.type: handle_find_coordinator,
     ListGroups.type: handle_list_groups,
+    DeleteGroups.type: handle_delete_groups,
+    OffsetDelete.type: handle_offset_delete,
 }
 
 # timer kinds, in the order they fire when deadlines are equal: a heartbeat set in the same event
@@ -183,10 +188,13 @@ class ClassicGroupModel(TimedModel[GroupState]):
         """Unchanged: see the module docstring (``ClusterGroupModel`` models coordinator faults)."""
         return [state]
 
-    def vanished(self, state: GroupState) -> GroupState | None:
-        if self.config.empty_group_may_vanish and _deletable(state):
-            return deleted_group(state)
-        return None
+    def vanished(self, state: GroupState, until_ms: float) -> GroupState | None:
+        if not (self.config.empty_group_may_vanish and _deletable(state)):
+            return None
+        last = state.cleaned_at_ms
+        if last is not None and until_ms < last + self.config.cleanup_interval_ms:
+            return None  # the cleanup ran at ``last`` or later: not again within an interval
+        return replace(deleted_group(state), cleaned_at_ms=state.now_ms)
 
     # ------------------------------------------------------------------ steps
     def apply(
@@ -238,6 +246,16 @@ class ClassicGroupModel(TimedModel[GroupState]):
         Kafka whenever another member's heartbeat is due at the same instant, and no history seen
         so far needed another order."""
         deadline, kind, _ = timer
+        if kind == HEARTBEAT and not self.config.profile.parked_request_keeps_member_alive:
+            # an implementation that runs every session timer on its own (Go timers: kfake)
+            # expires two members due together in either order
+            return [
+                (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
+                for m in state.members
+                if m.heartbeat_deadline_ms is not None
+                and m.member_id != timer[2]
+                and deadline <= m.heartbeat_deadline_ms < deadline + TIE_MS
+            ]
         if kind == DEFERRED or self.config.profile.one_coordinator_timer:
             return []
         if kind in (JOIN, SYNC):

@@ -39,13 +39,20 @@ from kgc.model.classic.rebalance import (
 from kgc.model.classic.state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, evolve_member
 from kgc.model.classic.txn import Txn
 from kgc.model.commands import Heartbeat, HeartbeatResponse
-from kgc.model.errors import ILLEGAL_GENERATION, NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
+from kgc.model.errors import (
+    GROUP_ID_NOT_FOUND,
+    ILLEGAL_GENERATION,
+    NONE,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+)
 
 
 def handle_heartbeat(tx: Txn, request_id: int, cmd: Heartbeat) -> None:
     instance = cmd.group_instance_id if cmd.version >= 3 else None
     if not tx.exists:
-        tx.respond(request_id, HeartbeatResponse(error=UNKNOWN_MEMBER_ID))
+        unknown = GROUP_ID_NOT_FOUND if tx.profile.unknown_group_not_found else UNKNOWN_MEMBER_ID
+        tx.respond(request_id, HeartbeatResponse(error=unknown))
         return
     error = validate_member(tx, cmd.member_id, instance)
     skip_generation = (
@@ -70,16 +77,24 @@ def handle_heartbeat(tx: Txn, request_id: int, cmd: Heartbeat) -> None:
 
 
 def is_satisfied(tx: Txn, member_id: str) -> bool:
+    """A member waiting in a JoinGroup or a SyncGroup is alive (``hasSatisfiedHeartbeat``); an
+    implementation without ``Profile.parked_request_keeps_member_alive`` expires it all the same."""
     m = tx.members[member_id]
-    return not m.is_new and (m.awaiting_join is not None or m.awaiting_sync is not None)
+    if m.is_new or not tx.profile.parked_request_keeps_member_alive:
+        return False
+    return m.awaiting_join is not None or m.awaiting_sync is not None
 
 
 def fire_member_heartbeat(tx: Txn, member_id: str) -> None:
     """Rule 3."""
     if is_satisfied(tx, member_id):
         tx.members[member_id] = evolve_member(tx.members[member_id], heartbeat_deadline_ms=None)
-    else:
-        remove_member_and_update(tx, member_id)
+        return
+    if not tx.profile.parked_request_keeps_member_alive:
+        # its parked JoinGroup or SyncGroup goes with it, never answered
+        m = tx.members[member_id]
+        tx.members[member_id] = evolve_member(m, awaiting_join=None, awaiting_sync=None)
+    remove_member_and_update(tx, member_id)
 
 
 def fire_pending_member(tx: Txn, member_id: str) -> None:

@@ -173,6 +173,12 @@ def validate_member(
     return None
 
 
+def _named(tx: Txn, member_id: str) -> str:
+    """The member id an error answer names: the request's (Kafka), or none where an
+    implementation's profile says so (``Profile.join_error_names_member``)."""
+    return member_id if tx.profile.join_error_names_member else ""
+
+
 def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
     v = cmd.version
     instance = cmd.group_instance_id if v >= 5 else None
@@ -183,12 +189,13 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
         <= cmd.session_timeout_ms
         <= cfg.group_max_session_timeout_ms
     ):
-        tx.respond(request_id, join_error(INVALID_SESSION_TIMEOUT, cmd.member_id))
+        tx.respond(request_id, join_error(INVALID_SESSION_TIMEOUT, _named(tx, cmd.member_id)))
         return
     is_unknown = cmd.member_id == NO_MEMBER_ID
+    created = not tx.exists
     if not tx.exists:
         if not is_unknown:
-            tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, cmd.member_id))
+            tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, _named(tx, cmd.member_id)))
             return
         tx.exists = True  # created Empty at generation 0
         # 4.x writes it Empty and answers before that record is committed (``describe.py`` 3)
@@ -203,7 +210,10 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
         return
     names = {p.name for p in cmd.protocols}
     if not supports_protocols(tx, cmd.protocol_type, names):
-        tx.respond(request_id, join_error(INCONSISTENT_GROUP_PROTOCOL, cmd.member_id))
+        tx.respond(request_id, join_error(INCONSISTENT_GROUP_PROTOCOL, _named(tx, cmd.member_id)))
+        if created and not tx.profile.failed_join_keeps_new_group:
+            tx.exists = False  # ``Profile.failed_join_keeps_new_group``
+            tx.unconfirmed = False
         return
     if is_unknown:
         _join_new_member(tx, request_id, cmd, instance, rebalance_timeout)
@@ -315,7 +325,7 @@ def _join_existing_member(
         return
     error = validate_member(tx, mid, instance, joining=True)
     if error is not None:
-        tx.respond(request_id, join_error(error, mid))
+        tx.respond(request_id, join_error(error, _named(tx, mid)))
         return
     m = tx.members[mid]
     if tx.state == PREPARING_REBALANCE:
@@ -337,7 +347,7 @@ def _join_existing_member(
             tx.revealed(mid)
             tx.respond(request_id, _current_generation_answer(tx, mid, cmd.version, False))
     else:  # Empty (Dead is not modelled)
-        tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, mid))
+        tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, _named(tx, mid)))
 
 
 def _replace_static_member(

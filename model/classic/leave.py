@@ -37,7 +37,7 @@ from kgc.model.commands import (
     MemberIdentity,
     MemberResult,
 )
-from kgc.model.errors import NONE, UNKNOWN_MEMBER_ID
+from kgc.model.errors import GROUP_ID_NOT_FOUND, NONE, UNKNOWN_MEMBER_ID
 
 
 def _after_removal(tx: Txn) -> None:
@@ -45,6 +45,21 @@ def _after_removal(tx: Txn) -> None:
         maybe_prepare_rebalance_or_complete_join(tx)
     elif tx.state == PREPARING_REBALANCE:
         maybe_complete_join_phase(tx)
+
+
+def _leave_by_instance(tx: Txn, instance: str, named: str) -> MemberResult:
+    """``Profile.leave_by_instance_only``: the member the instance maps to leaves, whatever member
+    id the request names, and the answer names that member."""
+    current = static_member_id(tx, instance)
+    if current is None:
+        return MemberResult(member_id=named, group_instance_id=instance, error=UNKNOWN_MEMBER_ID)
+    if current in tx.members:
+        _remove_current_member(tx, current)
+    elif current in tx.pending_members:
+        tx.pending_members.pop(current)
+    else:
+        return MemberResult(member_id=current, group_instance_id=instance, error=UNKNOWN_MEMBER_ID)
+    return MemberResult(member_id=current, group_instance_id=instance, error=NONE)
 
 
 def _remove_current_member(tx: Txn, member_id: str) -> None:
@@ -56,6 +71,9 @@ def _remove_current_member(tx: Txn, member_id: str) -> None:
 
 def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
     v = cmd.version
+    if not tx.exists and tx.profile.unknown_group_not_found:
+        tx.respond(request_id, LeaveGroupResponse(error=GROUP_ID_NOT_FOUND))
+        return
     if v < 3:
         first = cmd.members[0].member_id if cmd.members else NO_MEMBER_ID
         identities: tuple[MemberIdentity, ...] = (MemberIdentity(member_id=first),)
@@ -75,6 +93,10 @@ def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
         any_removed = False
         for x in identities:
             error: str | None
+            if x.group_instance_id is not None and tx.profile.leave_by_instance_only:
+                results.append(_leave_by_instance(tx, x.group_instance_id, x.member_id))
+                any_removed = any_removed or results[-1].error == NONE
+                continue
             if x.member_id == NO_MEMBER_ID:
                 current = (
                     None

@@ -33,7 +33,7 @@ Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
 
 from __future__ import annotations
 
-from kgc.model.classic.join import validate_member
+from kgc.model.classic.join import static_member_id, validate_member
 from kgc.model.classic.rebalance import reschedule_heartbeat
 from kgc.model.classic.state import (
     COMPLETING_REBALANCE,
@@ -53,6 +53,7 @@ from kgc.model.commands import (
     PartitionError,
 )
 from kgc.model.errors import (
+    FENCED_INSTANCE_ID,
     GROUP_ID_NOT_FOUND,
     ILLEGAL_GENERATION,
     NONE,
@@ -77,6 +78,17 @@ def _validate(
     tx: Txn, cmd: OffsetCommit, generation: int, member_id: str, instance: str | None
 ) -> str | None:
     simple_first = tx.profile.simple_commit_checked_first
+    if tx.profile.commit_memberless_illegal_generation:
+        # the instance id first (unknown: UNKNOWN_MEMBER_ID; another member's:
+        # FENCED_INSTANCE_ID), then a group without members takes simple commits only
+        if instance is not None:
+            known = static_member_id(tx, instance) if tx.exists else None
+            if known is None:
+                return UNKNOWN_MEMBER_ID
+            if known != member_id:
+                return FENCED_INSTANCE_ID
+        if generation >= 0 and not (tx.exists and tx.members):
+            return ILLEGAL_GENERATION
     if not tx.exists:
         if generation < 0:
             tx.exists = True  # a simple group: Empty, generation 0, no protocol type
@@ -151,6 +163,9 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
 
 
 def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
+    if not tx.exists and tx.profile.unknown_group_not_found:
+        tx.respond(request_id, OffsetFetchResponse(error=GROUP_ID_NOT_FOUND))
+        return
     stored = tx.offsets_dict()
     since_v5 = cmd.version >= 5  # rule 5: the epoch is answered from v5
     out: list[FetchedOffset] = []

@@ -35,6 +35,7 @@ and ``ClassicGroup.initNextGeneration`` / ``selectProtocol`` / ``maybeElectNewJo
 
 from __future__ import annotations
 
+from kgc.model.classic.delete import subscribed_topics
 from kgc.model.classic.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -263,7 +264,8 @@ def complete_join(tx: Txn) -> None:
     tx.join_timer = None
     for mid in sorted(tx.members):
         m = tx.members[mid]
-        if m.awaiting_join is None and m.group_instance_id is None:
+        keep_static = tx.profile.join_completion_keeps_static_members
+        if m.awaiting_join is None and (m.group_instance_id is None or not keep_static):
             remove_member(tx, mid)
     if not maybe_elect_new_joined_leader(tx) and tx.members:
         # Re-armed for another rebalance timeout (at least 1 ms: Kafka's timer tick; a 0 ms timer
@@ -279,6 +281,7 @@ def complete_join(tx: Txn) -> None:
     else:
         tx.protocol_name = None
         tx.state = EMPTY
+    tx.subscribed_topics = subscribed_topics(tx)
     tx.pending_sync.clear()
     if tx.state == EMPTY:
         return

@@ -176,6 +176,11 @@ class GroupState:
     sync_timer: SyncTimer | None = None
     new_member_added: bool = False
     offsets: tuple[CommittedOffset, ...] = ()  # sorted by (topic, partition)
+    # the topics the members subscribed to, as the last join phase that completed computed them
+    # (``ClassicGroup.subscribedTopics``/``GroupMetadata.subscribedTopics``, set by
+    # ``initNextGeneration`` only); ``None``: never computed, or not a consumer group, or a
+    # subscription Kafka could not parse (``delete.py`` rule 5)
+    subscribed_topics: tuple[str, ...] | None = None
     issued_ids: tuple[tuple[str, int], ...] = ()  # sorted by client
     unrevealed: tuple[str, ...] = ()
     outbox: tuple[Outgoing, ...] = ()  # sorted by request_id
@@ -185,6 +190,10 @@ class GroupState:
     # (``Profile.new_group_writes_empty_record``) is committed: a read at the last committed
     # offset may not find the group (``describe.py`` rule 3)
     unconfirmed: bool = False
+    # when the coordinator's cleanup last deleted this group (at the earliest: the model time of
+    # the last request before it), or None: the next cleanup is a whole interval later
+    # (``GroupConfig.cleanup_interval_ms``)
+    cleaned_at_ms: float | None = None
     # Kafka met a bug the model knows by name here (``known_bugs.py``): a world that predicts
     # nothing more, which the checker sets aside
     known_bug: BugWorld | None = None
@@ -212,12 +221,14 @@ class GroupState:
                     self.sync_timer,
                     self.new_member_added,
                     self.offsets,
+                    self.subscribed_topics,
                     self.issued_ids,
                     self.unrevealed,
                     self.outbox,
                     self.deferred,
                     self.now_ms,
                     self.unconfirmed,
+                    self.cleaned_at_ms,
                     self.known_bug,
                 )
             )

@@ -44,6 +44,7 @@ from kgc.model.classic.state import (
 from kgc.model.classic.txn import Txn
 from kgc.model.commands import SyncGroup, SyncGroupResponse
 from kgc.model.errors import (
+    GROUP_ID_NOT_FOUND,
     ILLEGAL_GENERATION,
     INCONSISTENT_GROUP_PROTOCOL,
     NONE,
@@ -72,7 +73,10 @@ def handle_sync_group(tx: Txn, request_id: int, cmd: SyncGroup) -> None:
     instance = cmd.group_instance_id if v >= 3 else None
     ptype = cmd.protocol_type if v >= 5 else None
     pname = cmd.protocol_name if v >= 5 else None
-    if v >= 5 and (ptype is None or pname is None):
+    if not tx.exists and tx.profile.unknown_group_not_found:
+        tx.respond(request_id, SyncGroupResponse(error=GROUP_ID_NOT_FOUND))
+        return
+    if v >= 5 and (ptype is None or pname is None) and tx.profile.sync_requires_protocol:
         tx.respond(request_id, SyncGroupResponse(error=INCONSISTENT_GROUP_PROTOCOL))
         return
     if not tx.exists or tx.state == EMPTY:

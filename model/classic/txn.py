@@ -1,8 +1,8 @@
 """The working copy of one group state during one model step, and the choice oracle.
 
 Role: the rule modules (``rebalance``, ``join``, ``sync``, ``heartbeat``, ``leave``, ``offsets``,
-``describe``) are written imperatively, in the order of Kafka's own code, against a mutable
-:class:`Txn`; :meth:`Txn.freeze` turns it back into a canonical frozen
+``describe``, ``list_groups``, ``delete``) are written imperatively, in the order of Kafka's own
+code, against a mutable :class:`Txn`; :meth:`Txn.freeze` turns it back into a canonical frozen
 :class:`~kgc.model.classic.state.GroupState`.
 
 Nondeterminism is explicit: where Kafka may do one of several things (which member leads, which of
@@ -66,12 +66,14 @@ class Txn:
         "new_member_added",
         "offsets",
         "offsets_changed",
+        "subscribed_topics",
         "issued_ids",
         "unrevealed",
         "outbox",
         "deferred",
         "now_ms",
         "unconfirmed",
+        "cleaned_at_ms",
         "known_bug",
         "_script",
         "_taken",
@@ -101,12 +103,14 @@ class Txn:
             s.offsets
         )
         self.offsets_changed = False
+        self.subscribed_topics = s.subscribed_topics
         self.issued_ids = s.issued_ids
         self.unrevealed = s.unrevealed
         self.outbox: list[Outgoing] = list(s.outbox)
         self.deferred: Deferred | None = s.deferred
         self.now_ms = s.now_ms
         self.unconfirmed = s.unconfirmed
+        self.cleaned_at_ms = s.cleaned_at_ms  # ``GroupConfig.cleanup_interval_ms``
         self.known_bug: BugWorld | None = s.known_bug
         self._script = script
         self._taken: list[int] = []
@@ -225,12 +229,14 @@ class Txn:
             sync_timer=self.sync_timer,
             new_member_added=self.new_member_added,
             offsets=offsets,
+            subscribed_topics=self.subscribed_topics,
             issued_ids=self.issued_ids,
             unrevealed=self.unrevealed,
             outbox=tuple(outbox),
             deferred=self.deferred,
             now_ms=self.now_ms,
             unconfirmed=self.unconfirmed and self.exists,
+            cleaned_at_ms=self.cleaned_at_ms,
         )
 
 

@@ -120,10 +120,12 @@ Pure: no I/O, no clock, no randomness.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from kgc.model.assignors import Subscription, server_range_assign
@@ -206,6 +208,8 @@ class ConsumerGroupConfig:
     # (``GroupCoordinatorShard.cleanupGroupMetadata`` every ``offsets.retention.check.interval.ms``,
     # 10 minutes by default, at a phase a client cannot know): at any moment it may be gone
     empty_group_may_vanish: bool = True
+    # ``offsets.retention.check.interval.ms``: the cleanup's period (``GroupConfig``)
+    cleanup_interval_ms: int = 600_000
     # ConsumerGroupDescribe's member Assignment includes partitions pending revocation from 4.3.0
     # (``ConsumerGroupMember.asConsumerGroupDescribeMember``; only assigned ones in the 4.0.2,
     # 4.1.2 and 4.2.1 jars; found by the suite on 4.0.2)
@@ -296,6 +300,14 @@ class Member:
     # set for a member of the classic protocol (``ConsumerGroupMember.useClassicProtocol``): only
     # a group that took classic members has one (``model/consumer/migration.py``)
     classic: ClassicMeta | None = None
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
+
+    def __hash__(self) -> int:  # shared between states, hashed once (the value ``eq`` would give)
+        h = self._hash
+        if h == 0:
+            h = hash(_member_key(self))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def assignment_epoch(self, tp: TP) -> int | None:
         for t, e in self.epochs:
@@ -341,7 +353,21 @@ class ConsumerGroupState:
     outbox: tuple[Sent, ...] = ()
     now_ms: float = 0.0
     deferred: Deferred | None = None  # held back by the reorder window (``model/timed.py``)
-    _hash: int = field(default=0, compare=False, repr=False)
+    # when the cleanup last deleted the group, at the earliest (``ConsumerGroupModel.vanished``)
+    cleaned_at_ms: float | None = None
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
+    # the timers that depend on this state alone (sessions, rebalances, a classic member's join
+    # and sync), sorted: computed once (``ConsumerGroupModel.timers``); None = not yet
+    _own_timers: tuple[tuple[float, str, str], ...] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+
+    def __hash__(self) -> int:  # hashed once: every checker step puts states in sets
+        h = self._hash
+        if h == 0:
+            h = hash(_state_key(self))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def member(self, member_id: str) -> Member | None:
         for m in self.members:
@@ -395,6 +421,44 @@ class ConsumerGroupState:
         return "Stable"
 
 
+# the fields ``eq`` compares, in its order: the cached hashes are the ones ``eq``'s fields give
+_member_key = attrgetter(*(f.name for f in fields(Member) if f.compare))
+_state_key = attrgetter(*(f.name for f in fields(ConsumerGroupState) if f.compare))
+_MEMBER_FIELDS = tuple(f.name for f in fields(Member) if f.init)
+_MEMBER_FIELD_SET = frozenset(_MEMBER_FIELDS)
+_STATE_FIELDS = tuple(f.name for f in fields(ConsumerGroupState) if f.init)
+_STATE_FIELD_SET = frozenset(_STATE_FIELDS)
+_TIMER_FIELDS = frozenset({"session_deadlines", "rebalance_timers", "classic_timers"})
+
+
+def _evolve(state: ConsumerGroupState, **changes: Any) -> ConsumerGroupState:
+    """``dataclasses.replace`` for :class:`ConsumerGroupState`, about twice as fast (a heartbeat
+    makes several); unknown field names are an error, as with ``replace``. The cached timers carry
+    over when no timer changes."""
+    if not changes.keys() <= _STATE_FIELD_SET:
+        raise TypeError(
+            f"ConsumerGroupState has no field(s) {sorted(changes.keys() - _STATE_FIELD_SET)}"
+        )
+    new = object.__new__(ConsumerGroupState)
+    for name in _STATE_FIELDS:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(state, name))
+    object.__setattr__(new, "_hash", 0)
+    timers = state._own_timers if _TIMER_FIELDS.isdisjoint(changes) else None
+    object.__setattr__(new, "_own_timers", timers)
+    return new
+
+
+def _evolve_member(member: Member, **changes: Any) -> Member:
+    """``dataclasses.replace`` for :class:`Member`, faster (as :func:`_evolve`)."""
+    if not changes.keys() <= _MEMBER_FIELD_SET:
+        raise TypeError(f"Member has no field(s) {sorted(changes.keys() - _MEMBER_FIELD_SET)}")
+    new = object.__new__(Member)
+    for name in _MEMBER_FIELDS:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(member, name))
+    object.__setattr__(new, "_hash", 0)
+    return new
+
+
 # ------------------------------------------------------------------------------ assignments
 
 
@@ -428,23 +492,50 @@ def uniform_targets(
     all_tps = sorted(TP(t, p) for t in subscribed for p in range(partitions.get(t, 0)))
     if not all_tps:
         return [{m: frozenset() for m in members}]
-    kept_old = {m: frozenset(tp for tp in previous.get(m, ()) if tp in all_tps) for m in members}
+    kept = tuple(frozenset(tp for tp in previous.get(m, ()) if tp in all_tps) for m in members)
+    return [dict(t) for t in _uniform_choices(tuple(members), tuple(all_tps), kept)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _uniform_choices(
+    members: tuple[str, ...], all_tps: tuple[TP, ...], kept: tuple[frozenset[TP], ...]
+) -> tuple[dict[str, frozenset[TP]], ...]:
+    """:func:`uniform_targets` once the subscription is known: the balanced assignments of
+    ``all_tps`` to ``members`` in which each member keeps as many of its previous partitions
+    (``kept``, by position) as its load allows, then the most sticky of those. Memoised: a group
+    meets the same few inputs again and again (read-only results: the caller copies them)."""
+    kept_old = dict(zip(members, kept, strict=True))
     out: list[dict[str, frozenset[TP]]] = []
-    for owners in itertools.product(members, repeat=len(all_tps)):
-        loads = {m: 0 for m in members}
-        for m in owners:
-            loads[m] += 1
-        if max(loads.values()) - min(loads.values()) > 1:
-            continue
+    for owners, loads in _balanced_owners(len(members), len(all_tps)):
         result: dict[str, set[TP]] = {m: set() for m in members}
-        for tp, m in zip(all_tps, owners, strict=True):
-            result[m].add(tp)
-        if all(len(result[m] & kept_old[m]) == min(len(kept_old[m]), loads[m]) for m in members):
+        for tp, i in zip(all_tps, owners, strict=True):
+            result[members[i]].add(tp)
+        if all(
+            len(result[m] & kept_old[m]) == min(len(kept_old[m]), loads[i])
+            for i, m in enumerate(members)
+        ):
             out.append({m: frozenset(v) for m, v in result.items()})
     # the extra partitions go first to members that held more (``maybeRevokePartitions`` gives
     # an extra quota up unless the member is among the last that must take one): the total kept
     # is the most any balanced assignment keeps
-    return _most_kept(out, kept_old)
+    return tuple(_most_kept(out, kept_old))
+
+
+@functools.lru_cache(maxsize=64)
+def _balanced_owners(
+    members: int, partitions: int
+) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """Every owner (a member's index) of each of ``partitions`` partitions such that the members'
+    loads differ by one at most, in ``itertools.product`` order, with the loads: what
+    :func:`uniform_targets` chooses among, the same for every group of that size."""
+    out = []
+    for owners in itertools.product(range(members), repeat=partitions):
+        loads = [0] * members
+        for i in owners:
+            loads[i] += 1
+        if max(loads) - min(loads) <= 1:
+            out.append((owners, tuple(loads)))
+    return tuple(out)
 
 
 def _most_kept(
@@ -538,56 +629,69 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
 
     def deliver(self, state: ConsumerGroupState, request_id: int) -> ConsumerGroupState:
-        return replace(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
+        return _evolve(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
 
     def fault(
         self, state: ConsumerGroupState, *, action: str, node: int, at_ms: float
     ) -> Iterable[ConsumerGroupState]:
         return [state]
 
-    def vanished(self, state: ConsumerGroupState) -> ConsumerGroupState | None:
+    def vanished(self, state: ConsumerGroupState, until_ms: float) -> ConsumerGroupState | None:
         s = state
-        if self.config.empty_group_may_vanish and s.exists and not s.members and not s.offsets:
-            return deleted_group(s)
-        return None
+        if not (self.config.empty_group_may_vanish and s.exists and not s.members):
+            return None
+        if s.offsets:
+            return None
+        last = s.cleaned_at_ms
+        if last is not None and until_ms < last + self.config.cleanup_interval_ms:
+            return None  # one cleanup per interval (``GroupConfig.cleanup_interval_ms``)
+        return _evolve(deleted_group(s), cleaned_at_ms=s.now_ms)
 
     def timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
-        out = [(t, SESSION, m) for m, t in state.session_deadlines]
-        out += [(t, REBALANCE, f"{m}@{e}") for m, e, t in state.rebalance_timers]
-        out += [(t, kind, m) for m, kind, t in state.classic_timers]
+        own = list(_own_timers(state))
+        configured = self._configured_timers(state)
+        return sorted(own + configured) if configured else own
+
+    def _configured_timers(self, state: ConsumerGroupState) -> list[tuple[float, str, str]]:
+        """The timers whose deadline the config sets: a regex resolution's latest end, the
+        held-back request's release."""
+        out = []
         if state.resolving is not None:
             out.append((state.resolving_since + self.config.regex_resolution_ms, RESOLVE, ""))
         if state.deferred is not None:
             out.append((state.deferred.at_ms + self.config.reorder_window_ms, "deferred", ""))
-        return sorted(out)
+        return out
 
     def next_timer(self, state: ConsumerGroupState) -> Timer | None:
-        timers = self.timers(state)
-        return timers[0] if timers else None
+        own = _own_timers(state)
+        configured = self._configured_timers(state)
+        if not configured:
+            return own[0] if own else None
+        return min(configured + list(own[:1]))
 
     def fire(self, state: ConsumerGroupState, timer: Timer) -> list[ConsumerGroupState]:
         deadline, kind, key = timer
-        s = replace(state, now_ms=max(state.now_ms, deadline))
+        s = _evolve(state, now_ms=max(state.now_ms, deadline))
         if kind == "deferred":
             d = s.deferred
             assert d is not None
-            return self.apply(replace(s, deferred=None), d.request_id, d.command, d.at_ms)
+            return self.apply(_evolve(s, deferred=None), d.request_id, d.command, d.at_ms)
         if kind == SESSION:
             # the timer goes whether or not the member is still there: one left over from an
             # earlier group of this id (``model/consumer/migration.py``, downgrade) fences nobody
             # else
-            s = replace(s, session_deadlines=tuple(x for x in s.session_deadlines if x[0] != key))
+            s = _evolve(s, session_deadlines=tuple(x for x in s.session_deadlines if x[0] != key))
             return [self._remove(s, key)]
         if kind == RESOLVE:
             return [self._resolution_done(s)]
         if kind in (CLASSIC_JOIN, CLASSIC_SYNC):  # ``consumerGroupFenceMemberOperation``
-            s = replace(
+            s = _evolve(
                 s,
                 classic_timers=tuple(x for x in s.classic_timers if (x[0], x[1]) != (key, kind)),
             )
             return [self._remove(s, key)]
         member_id, _, epoch = key.rpartition("@")
-        s = replace(s, rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id))
+        s = _evolve(s, rebalance_timers=tuple(r for r in s.rebalance_timers if r[0] != member_id))
         m = s.member(member_id)
         if m is not None and m.member_epoch == int(epoch):
             return [self._remove(s, member_id)]
@@ -597,7 +701,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     def apply(
         self, state: ConsumerGroupState, request_id: int, command: Request, at_ms: float
     ) -> list[ConsumerGroupState]:
-        s = replace(state, now_ms=max(state.now_ms, at_ms))
+        s = _evolve(state, now_ms=max(state.now_ms, at_ms))
         low, high = (2, 10) if isinstance(command, OffsetCommit | OffsetFetch) else (0, 0)
         if not isinstance(command, OffsetCommit | OffsetFetch):
             high = self.config.max_version
@@ -617,7 +721,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         else:
             raise NotModelled(f"{command.type} is not a request of the consumer group model")
         return [
-            replace(
+            _evolve(
                 s2,
                 outbox=s2.outbox
                 + (Sent(request_id=request_id, response=r, emitted_at_ms=s2.now_ms),),
@@ -734,12 +838,12 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                 if static.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                     return [(s, self._error(UNRELEASED_INSTANCE_ID))]
                 # replaceMember: the same member under the new id, epoch 0, its target kept
-                old = replace(
+                old = _evolve_member(
                     static, member_id=c.member_id, member_epoch=0, previous_member_epoch=0
                 )
                 target = s.target_of(static.member_id)
                 s = _drop_member(s, static.member_id)
-                s = replace(s, target=tuple(sorted(s.target + ((c.member_id, target),))))
+                s = _evolve(s, target=tuple(sorted(s.target + ((c.member_id, target),))))
                 s = _put_member(s, old)
             else:
                 if static is None:
@@ -753,20 +857,24 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                     return [(s, self._error(FENCED_MEMBER_EPOCH))]
         updated = old
         if c.instance_id is not None:
-            updated = replace(updated, instance_id=c.instance_id)
+            updated = _evolve_member(updated, instance_id=c.instance_id)
         if c.rebalance_timeout_ms != -1:
-            updated = replace(updated, rebalance_timeout_ms=c.rebalance_timeout_ms)
+            updated = _evolve_member(updated, rebalance_timeout_ms=c.rebalance_timeout_ms)
         if c.server_assignor is not None:
-            updated = replace(updated, server_assignor=c.server_assignor)
+            updated = _evolve_member(updated, server_assignor=c.server_assignor)
         if c.subscribed_topic_names is not None:
-            updated = replace(updated, subscribed_topic_names=tuple(c.subscribed_topic_names))
+            updated = _evolve_member(
+                updated, subscribed_topic_names=tuple(c.subscribed_topic_names)
+            )
         if c.subscribed_topic_regex is not None:
             if not self.config.regex_subscriptions:
                 raise NotModelled(
                     "regular-expression subscriptions are not modelled for this release "
                     "(regex_subscriptions: off)"
                 )
-            updated = replace(updated, subscribed_topic_regex=c.subscribed_topic_regex or None)
+            updated = _evolve_member(
+                updated, subscribed_topic_regex=c.subscribed_topic_regex or None
+            )
         names_changed = set(updated.subscribed_topic_names) != set(old.subscribed_topic_names)
         status = self._regex_status(s, old, updated)
         if status == INVALID_REGULAR_EXPRESSION:
@@ -775,7 +883,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         assignor_before = set(self._preferred_assignors(s))
         creating = not s.exists
         if creating:
-            s = replace(
+            s = _evolve(
                 s,
                 exists=True,
                 group_epoch=self.config.initial_group_epoch,
@@ -806,7 +914,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                 if schedule:
                     regexes = tuple(sorted(s_bumped.regex_counts()))
                     outcomes.append(
-                        replace(s_bumped, resolving=regexes, resolving_since=s_bumped.now_ms)
+                        _evolve(s_bumped, resolving=regexes, resolving_since=s_bumped.now_ms)
                     )
                 else:
                     outcomes.append(s_bumped)
@@ -817,17 +925,22 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             before = s1.member(c.member_id)
             assert before is not None
             after = self._reconcile(s1, before, target_epoch, target, subscription_changed, owned)
-            s2 = s1
+            # one copy of the state for the member, its rebalance timer and its session
+            changes: dict[str, Any] = {
+                "session_deadlines": _sessions_with(
+                    s1, c.member_id, s1.now_ms + self.config.session_timeout_ms
+                )
+            }
             if after != before:
-                s2 = _put_member(s2, after)
-                timers = tuple(r for r in s2.rebalance_timers if r[0] != after.member_id)
+                changes["members"] = _members_with(s1, after)
+                timers = tuple(r for r in s1.rebalance_timers if r[0] != after.member_id)
                 if after.state == UNREVOKED_PARTITIONS:
-                    deadline = s2.now_ms + after.rebalance_timeout_ms
+                    deadline = s1.now_ms + after.rebalance_timeout_ms
                     timers = tuple(
                         sorted(timers + ((after.member_id, after.member_epoch, deadline),))
                     )
-                s2 = replace(s2, rebalance_timers=timers)
-            s2 = _set_session(s2, c.member_id, s2.now_ms + self.config.session_timeout_ms)
+                changes["rebalance_timers"] = timers
+            s2 = _evolve(s1, **changes)
             full = (
                 c.rebalance_timeout_ms != -1
                 and (c.subscribed_topic_names is not None or c.subscribed_topic_regex is not None)
@@ -927,7 +1040,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             changed |= resolved.get(regex, frozenset()) != topics
             resolved[regex] = topics
             wrote = True
-        s = replace(
+        s = _evolve(
             s,
             resolving=None,
             resolved=tuple(sorted(resolved.items())),
@@ -965,7 +1078,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         if c.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             # ``consumerGroupStaticMemberGroupLeave``: assignment epochs reset to 0 (4.3.0+; the
             # epochs exist only there), pending revocations dropped
-            left = replace(
+            left = _evolve_member(
                 static,
                 member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                 pending_revocation=frozenset(),
@@ -1000,7 +1113,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
             else:
                 targets += heterogeneous_targets(partitions, subscriptions, dict(s.target))
         return [
-            replace(
+            _evolve(
                 s,
                 assignment_epoch=s.group_epoch,
                 target=tuple(sorted((m, t) for m, t in target.items())),
@@ -1136,7 +1249,7 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
                     stored[TP(o.topic, o.partition)] = (o.offset, o.metadata)
                     e = NONE
                 results.append(PartitionError(topic=o.topic, partition=o.partition, error=e))
-            s = replace(s, offsets=tuple(sorted((tp, off, m) for tp, (off, m) in stored.items())))
+            s = _evolve(s, offsets=tuple(sorted((tp, off, m) for tp, (off, m) in stored.items())))
         results.sort(key=lambda r: (r.topic, r.partition))
         return s, OffsetCommitResponse(partitions=tuple(results))
 
@@ -1242,7 +1355,7 @@ def fence_member(
     member is left."""
     if s.member(member_id) is None:
         return s
-    s = replace(
+    s = _evolve(
         s,
         members=tuple(m for m in s.members if m.member_id != member_id),
         target=tuple((m, t) for m, t in s.target if m != member_id),
@@ -1253,9 +1366,9 @@ def fence_member(
     )
     # ``maybeDeleteResolvedRegularExpressions``; the epoch record carries the new metadata hash
     s = _drop_unsubscribed_regexes(s)
-    s = replace(s, hashed_topics=s.subscribed_topics())
+    s = _evolve(s, hashed_topics=s.subscribed_topics())
     if empty_catches_up and not s.members:
-        s = replace(s, assignment_epoch=s.group_epoch, target=())
+        s = _evolve(s, assignment_epoch=s.group_epoch, target=())
     return s
 
 
@@ -1263,7 +1376,7 @@ def _drop_unsubscribed_regexes(s: ConsumerGroupState) -> ConsumerGroupState:
     """A resolved regex no member is subscribed to any more is deleted (its tombstone)."""
     counts = s.regex_counts()
     kept = tuple((r, t) for r, t in s.resolved if counts.get(r))
-    return s if kept == s.resolved else replace(s, resolved=kept)
+    return s if kept == s.resolved else _evolve(s, resolved=kept)
 
 
 def _bump_if(s: ConsumerGroupState, bump: bool) -> ConsumerGroupState:
@@ -1273,7 +1386,7 @@ def _bump_if(s: ConsumerGroupState, bump: bool) -> ConsumerGroupState:
     topics = s.subscribed_topics()
     if not bump and topics == s.hashed_topics:
         return s
-    return replace(s, group_epoch=s.group_epoch + 1, hashed_topics=topics)
+    return _evolve(s, group_epoch=s.group_epoch + 1, hashed_topics=topics)
 
 
 def regex_matches(regex: str, topic: str) -> bool:
@@ -1305,7 +1418,7 @@ def _with_epoch(
     old = dict(member.epochs)
     kept = {tp: old[tp] if tp in member.assigned else epoch for tp in assigned}
     kept.update((tp, old.get(tp, epoch)) for tp in pending)
-    return replace(
+    return _evolve_member(
         member,
         previous_member_epoch=member.member_epoch,
         member_epoch=epoch,
@@ -1337,7 +1450,7 @@ def deleted_group(s: ConsumerGroupState) -> ConsumerGroupState:
 
 def _drop_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
     """Remove a member, its target and timers, with no epoch bump (``replaceMember``)."""
-    return replace(
+    return _evolve(
         s,
         members=tuple(m for m in s.members if m.member_id != member_id),
         target=tuple((m, t) for m, t in s.target if m != member_id),
@@ -1347,14 +1460,37 @@ def _drop_member(s: ConsumerGroupState, member_id: str) -> ConsumerGroupState:
     )
 
 
+def _own_timers(state: ConsumerGroupState) -> tuple[tuple[float, str, str], ...]:
+    """The state's session, rebalance and classic join and sync timers, sorted; computed once per
+    state (:func:`_evolve` carries them over while no timer changes)."""
+    cached = state._own_timers
+    if cached is None:
+        out = [(t, SESSION, m) for m, t in state.session_deadlines]
+        out += [(t, REBALANCE, f"{m}@{e}") for m, e, t in state.rebalance_timers]
+        out += [(t, kind, m) for m, kind, t in state.classic_timers]
+        cached = tuple(sorted(out))
+        object.__setattr__(state, "_own_timers", cached)  # a cache, not state
+    return cached
+
+
 def _put_member(s: ConsumerGroupState, member: Member) -> ConsumerGroupState:
+    if member in s.members:
+        return s  # already there as it is (a heartbeat that changes nothing of the member)
+    return _evolve(s, members=_members_with(s, member))
+
+
+def _members_with(s: ConsumerGroupState, member: Member) -> tuple[Member, ...]:
+    """The group's members with ``member`` in place of the one of its id, sorted by id."""
     others = [m for m in s.members if m.member_id != member.member_id]
-    return replace(s, members=tuple(sorted(others + [member], key=lambda m: m.member_id)))
+    return tuple(sorted(others + [member], key=lambda m: m.member_id))
 
 
-def _set_session(s: ConsumerGroupState, member_id: str, deadline: float) -> ConsumerGroupState:
+def _sessions_with(
+    s: ConsumerGroupState, member_id: str, deadline: float
+) -> tuple[tuple[str, float], ...]:
+    """The session deadlines with the member's set to ``deadline``, sorted."""
     others = [x for x in s.session_deadlines if x[0] != member_id]
-    return replace(s, session_deadlines=tuple(sorted(others + [(member_id, deadline)])))
+    return tuple(sorted(others + [(member_id, deadline)]))
 
 
 def describe_config(config: ConsumerGroupConfig) -> dict[str, Any]:

@@ -341,11 +341,11 @@ class MigratingGroupModel(TimedModel[MixedState]):
     ) -> Iterable[MixedState]:
         return [state]
 
-    def vanished(self, state: MixedState) -> MixedState | None:
-        classic = self.classic.vanished(state.classic)
+    def vanished(self, state: MixedState, until_ms: float) -> MixedState | None:
+        classic = self.classic.vanished(state.classic, until_ms)
         if classic is not None:
             return replace(state, classic=classic)
-        consumer = self.consumer.vanished(state.consumer)
+        consumer = self.consumer.vanished(state.consumer, until_ms)
         if consumer is not None:
             return replace(state, consumer=consumer)
         return None

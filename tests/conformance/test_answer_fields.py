@@ -123,6 +123,13 @@ CARRIED: dict[str, dict[str, str]] = {
         "Groups.GroupState": "groups.group_state",
         "Groups.GroupType": "groups.group_type",
     },
+    "DeleteGroups": {"Results.ErrorCode": "error"},
+    "OffsetDelete": {
+        "ErrorCode": "error",
+        "Topics.Name": "partitions.topic",
+        "Topics.Partitions.PartitionIndex": "partitions.partition",
+        "Topics.Partitions.ErrorCode": "partitions.error",
+    },
     "ConsumerGroupHeartbeat": {
         "ErrorCode": "error",
         "MemberId": "member_id",
@@ -186,6 +193,14 @@ EXCLUDED: dict[str, dict[str, str]] = {
             "that group alone (commands.ListGroupsResponse); other groups are other examples'"
         ),
     },
+    "DeleteGroups": {
+        "ThrottleTimeMs": THROTTLE,
+        "Results.GroupId": (
+            "echo of the one group id asked for: the decoder answers ANSWERED_OTHER_GROUP (a "
+            "divergence) when it is not the run's own group id, or when there is not one result"
+        ),
+    },
+    "OffsetDelete": {"ThrottleTimeMs": THROTTLE},
     "ConsumerGroupHeartbeat": {"ThrottleTimeMs": THROTTLE, "ErrorMessage": TEXT},
     "ConsumerGroupDescribe": {
         "ThrottleTimeMs": THROTTLE,

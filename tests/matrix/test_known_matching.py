@@ -233,8 +233,9 @@ def test_check_says_known_only_for_a_baseline_that_still_fails(
 
 def test_a_racy_baseline_is_known_when_one_of_its_replays_fails_at_its_event() -> None:
     """``confirm_baseline`` replays on fresh instances until one fails at the recorded event (a
-    racy implementation may fail earlier on another), reporting every other event; a replay that
-    passes ends it as FIXED; only replays that all fail elsewhere are ``fails differently``."""
+    racy implementation may fail earlier on another, or pass), reporting every other event; only
+    replays that all pass are FIXED; replays that all fail elsewhere (or pass) are ``fails
+    differently``."""
     baseline = load(KFAKE_SYNC)
     at = baseline.result["divergence"]["index"]
     earlier, same = diverged_at(baseline, 1), diverged_at(baseline, at)
@@ -251,9 +252,15 @@ def test_a_racy_baseline_is_known_when_one_of_its_replays_fails_at_its_event() -
 
     clean = dataclasses.replace(baseline, result={"verdict": "pass", "divergence": None})
     _, _, status = cli_matrix.confirm_baseline(
-        replays(("STILL FAILING", earlier), ("PASSES", clean)), baseline
+        replays(("PASSES", clean), ("STILL FAILING", same)), baseline
+    )  # a clean replay does not end it: the next fails at its event
+    assert (status["status"], status["replays"], status["passed_clean"]) == ("known", 2, 1)
+    _, _, status = cli_matrix.confirm_baseline(replays(*[("PASSES", clean)] * 3), baseline)
+    assert status["status"] == "FIXED" and status["replays"] == 3
+    _, _, status = cli_matrix.confirm_baseline(
+        replays(("STILL FAILING", earlier), ("PASSES", clean), ("PASSES", clean)), baseline
     )
-    assert status["status"] == "FIXED" and status["replays"] == 2
+    assert status["status"] == "fails differently" and status["passed_clean"] == 2
 
     _, _, status = cli_matrix.confirm_baseline(
         replays(*[("STILL FAILING", earlier)] * 3), baseline, attempts=3

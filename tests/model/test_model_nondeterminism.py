@@ -261,3 +261,81 @@ def test_an_empty_group_may_be_deleted_by_the_cleanup_as_recorded_on_4_3_1() -> 
     kept = ClassicGroupModel(evolve(model.config, empty_group_may_vanish=False))
     divergence = check(kept)
     assert divergence is not None and "generation_id" in divergence.reason
+
+
+def test_a_request_answered_before_the_next_was_sent_is_never_swapped_with_it() -> None:
+    # Reordering is allowed only between requests in flight together (``TimedModel.invoke``): once
+    # c1's join is answered, the state holding it back cannot explain that answer and is gone, so
+    # c2's join sent 0.5 ms later, well inside the 100 ms window, is handled after it. Checked
+    # with the suite's own timer tolerance, which lets the held-back request's release fire early.
+    for early, late in ((0, 0), (20, 100)):
+        model = ClassicGroupModel(replace(CFG, reorder_window_ms=100.0))
+        c = Checker(model, CheckerConfig(early_ms=early, late_ms=late))
+        c.feed(Invoke(step=0, at_ms=0, request_id=1, command=join("c1", version=4)))
+        required = JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id="c1-1")
+        c.feed(Receive(step=0, at_ms=0.5, request_id=1, response=required))
+        c.feed(Invoke(step=1, at_ms=1, request_id=2, command=join("c2", version=4)))
+        assert c.divergence is None
+        firm = [s for s in c.states if not model.provisional(s)]
+        assert firm
+        # c1's pending deadline only from its own send time: never from c2's, as when swapped
+        assert {s.pending_members[0].member_id for s in firm} == {"c1-1"}
+        assert {s.pending_members[0].deadline_ms for s in firm} == {10_000}, (early, late)
+        # and no held-back state still holds c1's join (only c2's may be held back)
+        held = {s.deferred.request_id for s in c.states if model.provisional(s)}
+        assert held <= {2}
+
+
+def test_the_cleanup_deletes_a_group_at_most_once_per_interval() -> None:
+    """The cleanup runs on a fixed period (``GroupConfig.cleanup_interval_ms``): once it deleted
+    the group, the group made anew and left Empty again cannot vanish before a whole interval has
+    passed since the earliest moment the first deletion can have happened."""
+    model = ClassicGroupModel(replace(CFG, empty_group_may_vanish=True, cleanup_interval_ms=60_000))
+    from kgc.model.classic.state import GroupState
+
+    empty = GroupState(exists=True, generation_id=2, now_ms=1_000.0)
+    gone = model.vanished(empty, 1_500.0)
+    assert gone is not None and not gone.exists and gone.cleaned_at_ms == 1_000.0
+    again = replace(gone, exists=True, generation_id=1, now_ms=5_000.0)  # made anew, Empty again
+    assert model.vanished(again, 60_999.0) is None
+    later = model.vanished(again, 61_000.0)
+    assert later is not None and later.cleaned_at_ms == 5_000.0
+    # a group with offsets, or a model that does not allow the cleanup, never vanishes
+    assert ClassicGroupModel(CFG).vanished(empty, 10**9) is None
+
+
+def test_a_broker_kgc_launched_never_runs_the_cleanup_inside_a_session() -> None:
+    """kgc launches Apache Kafka with a day-long ``offsets.retention.check.interval.ms``, so the
+    model of a run on it allows no group to vanish; on any other broker, once per interval."""
+    from kgc.conformance.brokers.embedded import default_config
+    from kgc.engine.registry import NO_CLEANUP_MS, consumer_manifest, model_manifest
+
+    for version, mode in (("4.3.1", "kraft"), ("3.9.2", "zookeeper"), ("1.0.2", "zookeeper")):
+        launched = default_config(version, mode, 1, 4)
+        assert int(launched["offsets.retention.check.interval.ms"]) >= NO_CLEANUP_MS
+        ours = {"implementation": "apache-kafka", "version": version, "config": launched}
+        assert model_manifest(ours)["config"]["empty_group_may_vanish"] is False
+    assert consumer_manifest(ours, {})["config"]["empty_group_may_vanish"] is False
+    short = {**ours, "config": {**launched, "offsets.retention.check.interval.ms": "600000"}}
+    unknown = {"implementation": "unknown", "version": "unknown"}
+    for description in (
+        short,
+        unknown,
+        {"implementation": "tansu", "version": "0.6.0", "model_profile": "kafka-4.3"},
+    ):
+        assert model_manifest(description)["config"]["empty_group_may_vanish"] is True
+        assert consumer_manifest(description, {})["config"]["empty_group_may_vanish"] is True
+    read = {**unknown, "group_config": {"offsets.retention.check.interval.ms": 300_000}}
+    assert model_manifest(read)["config"]["cleanup_interval_ms"] == 300_000
+
+
+def test_the_last_cleanup_is_remembered_across_requests() -> None:
+    """A request processed after the cleanup keeps its time (``Txn.freeze``): a group made anew
+    by a JoinGroup still cannot vanish again within the interval."""
+    from kgc.model.classic.state import GroupState
+
+    model = ClassicGroupModel(replace(CFG, empty_group_may_vanish=True, cleanup_interval_ms=60_000))
+    gone = model.vanished(GroupState(exists=True, generation_id=2, now_ms=1_000.0), 1_500.0)
+    assert gone is not None
+    after = model.apply(gone, 7, join("c1", version=3), 2_000.0)
+    assert after and all(s.cleaned_at_ms == 1_000.0 for s in after)

@@ -4,7 +4,8 @@ Without a mutant, the default search through the proxy passes: the proxy itself 
 divergence, and every client really went through it (Metadata and FindCoordinator name the
 proxy). With a mutant that makes successful joins name the next generation, the search fails,
 and the saved trace fails again when replayed through a fresh proxy with the same mutant, and
-passes through one without: the divergence is the mutant's, nobody else's.
+passes through one without: the divergence is the mutant's, nobody else's. A mutant that answers
+requests in the proxy (``requests.py``) is caught too, at or after its first mutated exchange.
 """
 
 from __future__ import annotations
@@ -55,3 +56,22 @@ def test_the_proxy_is_fair_without_a_mutant_and_the_mutant_is_caught(
             open_broker(bootstrap_server=proxy.bootstrap_servers) as through,
         ):
             assert replay_with_own_client(through, trace).verdict == verdict
+
+
+@pytest.mark.broker
+def test_a_request_mutant_is_caught_at_or_after_its_first_mutated_exchange(
+    kgc_broker: Any, tmp_path: Path
+) -> None:
+    # every commit answered NONE by the proxy and never forwarded: what the broker keeps differs
+    # from what it answered; the search reads it back and fails, after the group's first mutated
+    # exchange, and the kill counts under the bench's three rules
+    from kgc.bench import mutants as bench
+
+    description = description_of(kgc_broker)
+    upstream = kgc_broker.bootstrap_servers.split(",")[0]
+    mutant = BY_NAME["commit-never-forwarded"]
+    run = bench.against(upstream, description, mutant, profile="quick", traces=str(tmp_path))
+    assert not run.result.ok and run.proxy.errors == []
+    assert run.failing and run.failing[0].attributed
+    assert {m.how for m in run.proxy.mutations} == {"reply"}
+    assert bench.judge(run, faithful_ok=True, control_failed=set(), apis=mutant.apis) == ""

@@ -1,0 +1,306 @@
+"""DeleteGroups and OffsetDelete against a real broker: the model (``model/classic/delete.py``) and
+Kafka agree.
+
+Four tests. A hand-written history takes one group through every answer: offsets kept while the
+group subscribes to their topic (``GROUP_SUBSCRIBED_TO_TOPIC``), a delete refused while it has a
+member (``NON_EMPTY_GROUP``), offsets deleted once it is Empty, the group deleted with its
+offsets, deleted again (``GROUP_ID_NOT_FOUND``) and joined anew at generation 1. Then the classic
+machine's search with the opt-in rules (``properties/machine.py`` ``DeletingGroupMachine``), on
+``BrokerTarget`` targets, for a bounded number of examples: no divergence, and each of the new
+answers seen. Two short histories pin the rules where the lines or the timing matter: an Empty
+group whose last offsets are deleted (3.9 drops it, 4.x keeps it: ``delete.py`` rule 6), and the
+subscribed topics of a group whose join phase is still running (rule 5). ``--kgc-kafka-version``
+runs them on another release (3.9.2: the Scala coordinator).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+import pytest
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.wire.broker_target import BrokerTarget
+from kgc.conformance.wire.brokerconfig import facts
+from kgc.conformance.wire.client import Cluster
+from kgc.conformance.wire.negotiate import negotiate_with
+from kgc.engine.loop import Engine
+from kgc.engine.registry import build, model_manifest
+from kgc.engine.traces import Trace, render, result_of
+from kgc.model import PROFILES
+from kgc.model.commands import (
+    Assignment,
+    DeleteGroups,
+    DeleteGroupsResponse,
+    JoinGroup,
+    JoinGroupResponse,
+    LeaveGroup,
+    MemberIdentity,
+    OffsetCommit,
+    OffsetDelete,
+    OffsetDeleteResponse,
+    OffsetFetch,
+    OffsetFetchResponse,
+    Protocol,
+    SyncGroup,
+    Tick,
+    TopicPartition,
+    TopicPartitionOffset,
+)
+from kgc.model.history import Receive
+from kgc.properties.machine import (
+    TOPIC_PARTITIONS,
+    SuiteContext,
+    machine_for,
+    search,
+    time_scale_for,
+)
+
+pytestmark = pytest.mark.broker
+
+OPT_IN = ("DeleteGroups", "OffsetDelete")
+# every answer the opt-in rules are there for: (request type, error)
+WANTED = {
+    ("DeleteGroups", "NONE"),
+    ("DeleteGroups", "NON_EMPTY_GROUP"),
+    ("DeleteGroups", "GROUP_ID_NOT_FOUND"),
+    ("OffsetDelete", "NONE"),
+    ("OffsetDelete", "GROUP_SUBSCRIBED_TO_TOPIC"),
+}
+
+
+def _history(topic: str, *, delay_ms: int) -> list:
+    def join() -> JoinGroup:
+        return JoinGroup(
+            client="c1",
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            protocols=(Protocol(name="range", metadata=json.dumps({"topics": [topic]})),),
+            version=3,
+        )
+
+    def offset_delete(*partitions: int) -> OffsetDelete:
+        return OffsetDelete(
+            client="c2",
+            partitions=tuple(TopicPartition(topic=topic, partition=p) for p in partitions),
+            version=0,
+        )
+
+    commit = OffsetCommit(
+        client="c1",
+        member_id="c1-1",
+        generation_id=1,
+        offsets=(
+            TopicPartitionOffset(topic=topic, partition=0, offset=5),
+            TopicPartitionOffset(topic=topic, partition=1, offset=6),
+        ),
+        version=7,
+    )
+    return [
+        DeleteGroups(client="c2", version=2),  # no such group
+        offset_delete(0),  # no such group
+        join(),
+        Tick(ms=delay_ms + 300),
+        SyncGroup(
+            client="c1",
+            member_id="c1-1",
+            generation_id=1,
+            assignments=(Assignment(member_id="c1-1", assignment="a"),),
+            version=3,
+        ),
+        commit,
+        offset_delete(0, 1),  # Stable, subscribed to the topic: kept
+        DeleteGroups(client="c2", version=1),  # a member remains
+        LeaveGroup(client="c1", members=(MemberIdentity(member_id="c1-1"),), version=3),
+        Tick(ms=100),
+        offset_delete(1),  # Empty: deleted (the offset of partition 0 stays)
+        DeleteGroups(client="c2", version=0),  # Empty: the group and its offsets go
+        OffsetFetch(
+            client="c2",
+            partitions=(TopicPartition(topic=topic, partition=0),),
+            version=6,
+        ),
+        DeleteGroups(client="c2", version=2),  # gone
+        join(),
+        Tick(ms=delay_ms + 300),
+    ]
+
+
+def test_a_scripted_history_of_deletions_is_allowed(kgc_broker) -> None:  # noqa: ANN001
+    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
+    description = {**description_of(kgc_broker), **facts(cluster)}
+    group_id = f"kgc-delete-{secrets.token_hex(4)}"
+    topic = f"{group_id}-topic"
+    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    delay_ms = int(
+        (description.get("group_config") or {}).get("group.initial.rebalance.delay.ms", 0)
+    )
+    target = BrokerTarget(cluster, group_id, description=description)
+    engine = Engine(target, build(model_manifest(description), group_id))
+    try:
+        engine.run(_history(topic, delay_ms=delay_ms))
+    finally:
+        target.close()
+        cluster.close()
+    trace = Trace(
+        manifest={"target": description, "group_id": group_id},
+        events=engine.events,
+        extras=engine.extras,
+        result=result_of(engine),
+    )
+    assert engine.divergence is None, render(trace)
+    answers = [e.response for e in engine.events if isinstance(e, Receive)]
+    deletes = [r.error for r in answers if isinstance(r, DeleteGroupsResponse)]
+    assert deletes == ["GROUP_ID_NOT_FOUND", "NON_EMPTY_GROUP", "NONE", "GROUP_ID_NOT_FOUND"], (
+        render(trace)
+    )
+    offset_deletes = [r for r in answers if isinstance(r, OffsetDeleteResponse)]
+    assert [r.error for r in offset_deletes] == ["GROUP_ID_NOT_FOUND", "NONE", "NONE"]
+    assert {p.error for p in offset_deletes[1].partitions} == {"GROUP_SUBSCRIBED_TO_TOPIC"}
+    assert {p.error for p in offset_deletes[2].partitions} == {"NONE"}
+    fetched = next(r for r in answers if isinstance(r, OffsetFetchResponse))
+    assert [p.offset for p in fetched.partitions] == [-1], render(trace)
+    joins = [r for r in answers if isinstance(r, JoinGroupResponse)]
+    assert [j.generation_id for j in joins] == [1, 1], render(trace)
+
+
+def test_the_search_with_deletions_agrees_with_the_broker(kgc_broker) -> None:  # noqa: ANN001
+    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-delete-groups")
+    try:
+        description = {**description_of(kgc_broker), **facts(cluster)}
+        record = model_manifest(description)
+        negotiated = negotiate_with(cluster, PROFILES[record["profile"]], OPT_IN)
+        assert set(OPT_IN) <= set(negotiated.versions), negotiated.unsupported
+        run = f"kgc-dg-{secrets.token_hex(3)}"
+        topic = f"{run}-topic"
+        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        counter = iter(range(10**6))
+        ctx = SuiteContext(
+            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
+            new_model=lambda gid: build(record, gid),
+            versions=negotiated.versions,
+            opt_in=frozenset(OPT_IN),
+            topic=topic,
+            time_scale=time_scale_for(description.get("group_config") or {}),
+        )
+        ctx.new_group_id = lambda: f"{run}-{next(counter)}"
+        search(machine_for(ctx), examples=12, steps=25, seed=1, shrink=False)
+    finally:
+        cluster.close()
+    seen = {c: n for c, n in sorted(ctx.coverage.items()) if n and c[1] in OPT_IN}
+    print(f"{ctx.examples} examples, {ctx.commands} commands; opt-in cells: {seen}")  # -s shows it
+    reached = {(c[1], c[2]) for c in seen}
+    assert reached >= WANTED, f"not seen: {sorted(WANTED - reached)}; coverage {ctx.coverage}"
+
+
+def test_deleting_an_empty_groups_last_offsets_follows_the_line(kgc_broker) -> None:  # noqa: ANN001
+    # delete.py rule 6: the Scala coordinator (3.9 and older) drops an Empty group whose last
+    # offsets an OffsetDelete deleted, so the DeleteGroups after it finds no group; 4.x keeps it
+    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
+    description = {**description_of(kgc_broker), **facts(cluster)}
+    group_id = f"kgc-delete-{secrets.token_hex(4)}"
+    topic = f"{group_id}-topic"
+    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    record = model_manifest(description)
+    target = BrokerTarget(cluster, group_id, description=description)
+    engine = Engine(target, build(record, group_id))
+    simple_commit = OffsetCommit(
+        client="c1",
+        member_id="",
+        generation_id=-1,
+        offsets=(TopicPartitionOffset(topic=topic, partition=0, offset=5),),
+        version=7,
+    )
+    last = OffsetDelete(
+        client="c1", partitions=(TopicPartition(topic=topic, partition=0),), version=0
+    )
+    try:
+        engine.run([simple_commit, last, DeleteGroups(client="c1", version=2)])
+    finally:
+        target.close()
+        cluster.close()
+    trace = Trace(
+        manifest={"target": description, "group_id": group_id},
+        events=engine.events,
+        extras=engine.extras,
+        result=result_of(engine),
+    )
+    assert engine.divergence is None, render(trace)
+    answers = [e.response for e in engine.events if isinstance(e, Receive)]
+    dropped = PROFILES[record["profile"]].offset_delete_drops_empty_group
+    assert answers[-1] == DeleteGroupsResponse(error="GROUP_ID_NOT_FOUND" if dropped else "NONE")
+
+
+def test_subscribed_topics_are_those_of_the_last_completed_join_phase(kgc_broker) -> None:  # noqa: ANN001
+    # delete.py rule 5: while c2 (subscribed to t and u) waits in the join phase it started, the
+    # group's subscribed topics are still generation 1's ({t}): u's offset can be deleted; once
+    # the phase completes, u is subscribed too
+    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
+    description = {**description_of(kgc_broker), **facts(cluster)}
+    group_id = f"kgc-delete-{secrets.token_hex(4)}"
+    t, u = f"{group_id}-t", f"{group_id}-u"
+    for topic in (t, u):
+        cluster.create_topic(topic, partitions=1)
+    target = BrokerTarget(cluster, group_id, description=description)
+    engine = Engine(target, build(model_manifest(description), group_id))
+
+    def join(client: str, topics: list[str], member_id: str = "") -> JoinGroup:
+        return JoinGroup(
+            client=client,
+            member_id=member_id,
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            protocols=(Protocol(name="range", metadata=json.dumps({"topics": topics})),),
+            version=3,
+        )
+
+    offset_delete = OffsetDelete(
+        client="c3",
+        partitions=(TopicPartition(topic=t, partition=0), TopicPartition(topic=u, partition=0)),
+        version=0,
+    )
+    history = [
+        join("c1", [t]),
+        Tick(ms=300),
+        SyncGroup(
+            client="c1",
+            member_id="c1-1",
+            generation_id=1,
+            assignments=(Assignment(member_id="c1-1", assignment="a"),),
+            version=3,
+        ),
+        OffsetCommit(
+            client="c1",
+            member_id="c1-1",
+            generation_id=1,
+            offsets=tuple(TopicPartitionOffset(topic=x, partition=0, offset=5) for x in (t, u)),
+            version=7,
+        ),
+        join("c2", [t, u]),  # parks: c1 has not rejoined
+        Tick(ms=50),
+        offset_delete,
+        join("c1", [t], member_id="c1-1"),  # completes the phase: generation 2
+        Tick(ms=300),
+        offset_delete,
+    ]
+    try:
+        engine.run(history)
+    finally:
+        target.close()
+        cluster.close()
+    trace = Trace(
+        manifest={"target": description, "group_id": group_id},
+        events=engine.events,
+        extras=engine.extras,
+        result=result_of(engine),
+    )
+    assert engine.divergence is None, render(trace)
+    answers = [
+        {(p.topic, p.error) for p in e.response.partitions}
+        for e in engine.events
+        if isinstance(e, Receive) and isinstance(e.response, OffsetDeleteResponse)
+    ]
+    assert answers == [
+        {(t, "GROUP_SUBSCRIBED_TO_TOPIC"), (u, "NONE")},
+        {(t, "GROUP_SUBSCRIBED_TO_TOPIC"), (u, "GROUP_SUBSCRIBED_TO_TOPIC")},
+    ], render(trace)

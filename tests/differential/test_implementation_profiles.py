@@ -1,0 +1,119 @@
+"""Implementation profiles (``conformance/brokers/implementations.py``): each launched
+implementation is judged by Kafka's rules with its named deviations in force, so a search goes on
+past them.
+
+A deviation that is only a setting (``SETTINGS``: kfake has no initial rebalance delay) and one the
+model names as a switch (``SWITCHES``: kfake's JoinGroup errors name no member) each come with
+their proof traces in ``traces/known/``. On a freshly launched instance, each proof passes when
+judged by the implementation's whole profile, and fails with that one entry taken out: the entry
+is needed, and the profile explains what the implementation did.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from kgc.conformance.brokers.implementations import (
+    KFAKE_VERSION,
+    LAUNCHERS,
+    SETTINGS,
+    SWITCHES,
+    launched,
+    settings_of,
+    switches_of,
+)
+from kgc.conformance.drivers.suite import replay_with_own_client
+from kgc.engine.registry import SETTINGS as SETTING_FIELDS
+from kgc.engine.registry import build, model_manifest
+from kgc.engine.traces import Trace, load
+from kgc.model.profiles import IMPLEMENTATION_SWITCHES, KAFKA_4_X
+
+from kgc.cli_matrix import REPLAY_ATTEMPTS
+
+ROOT = Path(__file__).parents[2]
+REGISTRY = "kgc.engine.registry"
+
+CASES = [
+    (impl, "switch", s.name, s.value, proof)
+    for impl, switches in SWITCHES.items()
+    for s in switches
+    for proof in s.proofs
+] + [
+    (impl, "setting", s.key, s.value, s.proof)
+    for impl, settings in SETTINGS.items()
+    for s in settings
+    if s.proof is not None
+]
+
+
+def _judged_by_profile(trace: Trace, implementation: str, *, without: str | None) -> Trace:
+    """``trace`` judged as a run on ``implementation`` is (``model_manifest`` over the target it
+    recorded, with the implementation's whole profile), less the entry named ``without``."""
+    switches = {k: v for k, v in switches_of(implementation).items() if k != without}
+    settings = {k: v for k, v in settings_of(implementation).items() if k != without}
+    target = copy.deepcopy(trace.manifest["target"])
+    target["implementation_switches"] = switches
+    target["implementation_settings"] = settings
+    target["group_config"] = {**(target.get("group_config") or {}), **settings}
+    manifest = {**copy.deepcopy(trace.manifest), "model": model_manifest(target)}
+    return Trace(manifest=manifest, events=list(trace.events), result=trace.result)
+
+
+def _replay(implementation: str, trace: Trace) -> object:
+    with launched(implementation) as broker:
+        return replay_with_own_client(broker, trace, client_id="kgc-profile").engine.divergence
+
+
+def test_every_entry_names_its_source_at_the_pinned_version_and_proofs_that_exist() -> None:
+    assert CASES
+    for impl, kind, name, _, proof in CASES:
+        assert impl in LAUNCHERS
+        assert (ROOT / proof).is_file(), proof
+        assert Path(proof).parent.name == impl
+        if kind == "switch":  # an implementation switch, or a release-line rule of Profile
+            assert name in IMPLEMENTATION_SWITCHES or isinstance(getattr(KAFKA_4_X, name), bool)
+        else:
+            assert name in SETTING_FIELDS
+    for s in SWITCHES.get("kfake", ()) + SETTINGS.get("kfake", ()):
+        assert KFAKE_VERSION in s.source
+
+
+def test_a_launched_implementation_is_judged_with_its_profile() -> None:
+    described = {"implementation": "kfake", "version": KFAKE_VERSION, "model_profile": "kafka-4.3"}
+    described["implementation_switches"] = switches_of("kfake")
+    record = model_manifest(described)
+    assert record["switches"] == switches_of("kfake")
+    assert record["switches"]["join_error_names_member"] is False
+    profile = build(record, "g").config.profile
+    assert profile.join_error_names_member is False and profile.unknown_group_not_found
+    # a record without switches is Kafka's rules; a bad switch is a one-line ValueError
+    assert build(
+        model_manifest({**described, "implementation_switches": {}}), "g"
+    ).config.profile.join_error_names_member
+    with pytest.raises(ValueError, match="not a switch of the model's profile"):
+        build({**record, "switches": {"leader_epoch_is_zero": True}}, "g")
+    assert settings_of("kfake")["group.initial.rebalance.delay.ms"] == 0
+    assert settings_of("tansu") == {} and switches_of("tansu") == {}
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize(
+    ("implementation", "kind", "name", "value", "proof"),
+    CASES,
+    ids=[f"{c[0]}-{c[2]}-{Path(c[4]).stem}" for c in CASES],
+)
+def test_the_profile_explains_each_proof_and_not_without_its_entry(
+    implementation: str, kind: str, name: str, value: object, proof: str
+) -> None:
+    trace = load(ROOT / proof)
+    whole = _replay(implementation, _judged_by_profile(trace, implementation, without=None))
+    assert whole is None, f"{proof} fails under {implementation}'s whole profile: {whole}"
+    less = _judged_by_profile(trace, implementation, without=name)
+    # a racy deviation (two timers due together) may replay clean: REPLAY_ATTEMPTS fresh tries
+    for _ in range(REPLAY_ATTEMPTS):
+        failed = _replay(implementation, less)
+        if failed is not None:
+            break
+    assert failed is not None, f"{proof} passes without {kind} {name}: it explains nothing"
