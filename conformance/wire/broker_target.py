@@ -136,28 +136,26 @@ class BrokerTarget(Target):
 
     def _decode(self, p: _Pending) -> Any:
         ids = self._topic_ids(p.command)
-        response = wire.decode(
-            p.command,
-            p.handle.response,
-            self._ids,
-            topic_ids=ids,
-            group_id=self.group_id,
-            client_ports=self._client_ports(),
-        )
+        ports = self._client_ports()
+
+        def decoded() -> Any:
+            return wire.decode(
+                p.command,
+                p.handle.response,
+                self._ids,
+                topic_ids=ids,
+                group_id=self.group_id,
+                client_ports=ports,
+            )
+
+        response = decoded()
         if ids is not None and "unknown-topic-" in repr(response):
             # a topic this target has not named yet (a describe before any join): every topic's id
             resp = self._cluster.metadata(None)
             self._known_topic_ids.update(
                 {t.name: t.topic_id for t in resp.topics if t.error_code == 0}
             )
-            response = wire.decode(
-                p.command,
-                p.handle.response,
-                self._ids,
-                topic_ids=ids,
-                group_id=self.group_id,
-                client_ports=self._client_ports(),
-            )
+            response = decoded()
         return response
 
     # A connection closed on a request, or refused, is the request's answer (ConnectionClosed:

@@ -98,7 +98,8 @@ def test_a_launched_implementation_is_judged_with_its_profile() -> None:
     assert settings_of("tansu") == {} and switches_of("tansu") == {}
 
 
-@pytest.mark.broker
+# launches its own implementation (no kgc_broker): unmarked, as tests/differential/
+# test_implementations.py, so the 3.9.2 pass (``-m broker``) does not run it again
 @pytest.mark.parametrize(
     ("implementation", "kind", "name", "value", "proof"),
     CASES,

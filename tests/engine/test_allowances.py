@@ -14,10 +14,9 @@ from kgc.engine.allowances import ALLOWANCES, allowances_used, passes
 from kgc.engine.traces import Trace, load
 from kgc.model import ClassicGroupModel, GroupConfig
 from kgc.model.classic.generate import generate
-from kgc.model.commands import JoinedMember, JoinGroupResponse, Tick
-from kgc.model.history import Invoke, Receive
+from kgc.model.commands import Tick
 
-from tests.model.model_harness import join
+from tests.model.model_harness import join, joins_handled_out_of_order
 
 DATA = Path(__file__).parent.parent / "model" / "data"
 CHECKER = {"early_ms": 20.0, "late_ms": 100.0, "latency_bound_ms": 3000.0, "max_states": 4096}
@@ -44,22 +43,7 @@ def test_the_recorded_cleanup_is_an_allowance_the_history_needed() -> None:
 
 
 def test_two_joins_handled_out_of_order_need_the_reorder_window() -> None:
-    events: list[object] = []
-    for rid, (client, sent, answered) in enumerate((("c1", 0.1, 1.2), ("c2", 1.4, 2.9))):
-        events.append(Invoke(step=rid, at_ms=sent, request_id=rid, command=join(client, version=5)))
-        required = JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id=f"{client}-1")
-        events.append(Receive(step=rid, at_ms=answered, request_id=rid, response=required))
-    events.append(Invoke(step=2, at_ms=3.1, request_id=2, command=join("c1", "c1-1", version=5)))
-    events.append(Invoke(step=3, at_ms=3.5, request_id=3, command=join("c2", "c2-1", version=5)))
-    alone = JoinGroupResponse(
-        error="NONE",
-        generation_id=1,
-        protocol_name="range",
-        leader="c2-1",
-        member_id="c2-1",
-        members=(JoinedMember(member_id="c2-1", metadata="m"),),
-    )
-    events.append(Receive(step=3, at_ms=4.9, request_id=3, response=alone))
+    events = joins_handled_out_of_order()
     trace = _trace(events, reorder_window_ms=100.0, empty_group_may_vanish=False)
     assert allowances_used(trace) == ["reorder"]
     # switched off in the record itself, the history does not pass at all

@@ -234,3 +234,29 @@ def stable_group(sim: Sim, *clients: str, session: int = 10_000, start: float = 
         sim.take(r)
     assert sim.only.state == "Stable"
     return gen
+
+
+def joins_handled_out_of_order() -> list[Any]:
+    """A history Apache Kafka 4.3.1 gave (no initial delay): c1 and c2 got their ids, then their
+    rejoins were sent 0.4 ms apart; the broker handled c2's first and completed the join phase with
+    c2 alone. Only the reorder window (``model/timed.py``) explains it."""
+    from kgc.model.commands import JoinedMember, JoinGroupResponse
+    from kgc.model.history import Invoke, Receive
+
+    events: list[Any] = []
+    for rid, (client, sent, answered) in enumerate((("c1", 0.1, 1.2), ("c2", 1.4, 2.9))):
+        events.append(Invoke(step=rid, at_ms=sent, request_id=rid, command=join(client, version=5)))
+        required = JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id=f"{client}-1")
+        events.append(Receive(step=rid, at_ms=answered, request_id=rid, response=required))
+    events.append(Invoke(step=2, at_ms=3.1, request_id=2, command=join("c1", "c1-1", version=5)))
+    events.append(Invoke(step=3, at_ms=3.5, request_id=3, command=join("c2", "c2-1", version=5)))
+    alone = JoinGroupResponse(
+        error="NONE",
+        generation_id=1,
+        protocol_name="range",
+        leader="c2-1",
+        member_id="c2-1",
+        members=(JoinedMember(member_id="c2-1", metadata="m"),),
+    )
+    events.append(Receive(step=3, at_ms=4.9, request_id=3, response=alone))
+    return events

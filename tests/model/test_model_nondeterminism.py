@@ -8,9 +8,9 @@ from dataclasses import replace
 from kgc.model import ClassicGroupModel, GroupConfig
 from kgc.model.checker import Checker, CheckerConfig
 from kgc.model.classic.generate import generate
-from kgc.model.commands import HeartbeatResponse, JoinedMember, JoinGroupResponse, Tick
+from kgc.model.commands import HeartbeatResponse, JoinGroupResponse, Tick
 from kgc.model.history import Invoke, Quiet, Receive
-from model_harness import Sim, heartbeat, join, stable_group
+from model_harness import Sim, heartbeat, join, joins_handled_out_of_order, stable_group
 
 CFG = GroupConfig(group_min_session_timeout_ms=500, group_initial_rebalance_delay_ms=0)
 
@@ -154,21 +154,10 @@ def test_timers_may_fire_between_two_swapped_requests() -> None:
     # (the delay-0 initial join) and only then took c1's join, which started the next rebalance.
     model = ClassicGroupModel(replace(CFG, reorder_window_ms=100.0))
     c = Checker(model, CheckerConfig(early_ms=20, late_ms=100))
-    for rid, (client, sent, answered) in enumerate((("c1", 0.1, 1.2), ("c2", 1.4, 2.9))):
-        c.feed(Invoke(step=rid, at_ms=sent, request_id=rid, command=join(client, version=5)))
-        required = JoinGroupResponse(error="MEMBER_ID_REQUIRED", member_id=f"{client}-1")
-        c.feed(Receive(step=rid, at_ms=answered, request_id=rid, response=required))
-    c.feed(Invoke(step=2, at_ms=3.1, request_id=2, command=join("c1", "c1-1", version=5)))
-    c.feed(Invoke(step=3, at_ms=3.5, request_id=3, command=join("c2", "c2-1", version=5)))
-    alone = JoinGroupResponse(
-        error="NONE",
-        generation_id=1,
-        protocol_name="range",
-        leader="c2-1",
-        member_id="c2-1",
-        members=(JoinedMember(member_id="c2-1", metadata="m"),),
-    )
-    assert c.feed(Receive(step=3, at_ms=4.9, request_id=3, response=alone)) is None
+    *before, last = joins_handled_out_of_order()
+    for e in before:
+        c.feed(e)
+    assert c.feed(last) is None
 
 
 def _recorded_tie() -> tuple[object, list]:
