@@ -17,7 +17,9 @@ everything that differs between protocols:
    closes); a nemesis is healed when the search ends.
 3. :func:`save_findings`: a failure is shrunk by Hypothesis (each replay on a fresh group), and the
    minimal trace is saved to ``traces/<scenario>_<check>_<fingerprint>.json``. A failure that
-   does not reproduce on replay is reported as *flaky*, with both traces saved, never dropped.
+   does not reproduce on replay is reported as *flaky*, with both traces saved, never dropped,
+   unless its trace, replayed on fresh groups, fails again there (``_observed_again``): then it
+   is a divergence, minimised (a failure that turns on two close requests or timers).
 
 :func:`run_suite` takes the same as keywords (``protocol="consumer"``, ``seed=…``,
 ``traces_dir=…``; :func:`suite_parts`); the fault-mixed suite (``fault_suite.run_fault_suite``)
@@ -540,6 +542,21 @@ def save_findings(result: SuiteResult, seen: Seen, setup: Setup, output: Output)
         failures = failures[:1]
     if result.failure is None or not failures:
         return
+    if result.failure == "flaky" and not seen.lost_target and output.minimize_budget_s:
+        again = _observed_again(failures, setup, output.minimize_budget_s)
+        if again is not None:
+            result.failure = "divergence"
+            result.message = (
+                "the failure Hypothesis could not replay (timing: two requests or timers close "
+                "together) was seen again on a fresh group and minimised: "
+                + str((again.result or {}).get("divergence", {}).get("reason", ""))
+            )
+            result.saved.append(
+                save_failure(
+                    again, output.traces_dir, scenario=setup.workload.scenario, check="divergence"
+                )
+            )
+            return
     for check, trace, _ in _chosen(result, failures, lost_target=seen.lost_target):
         name = "flaky" if result.failure == "flaky" else check
         if output.minimize_budget_s and result.failure == "divergence" and not seen.lost_target:
@@ -550,6 +567,28 @@ def save_findings(result: SuiteResult, seen: Seen, setup: Setup, output: Output)
                 budget_s=output.minimize_budget_s,
             )
         result.saved.append(save_failure(trace, output.traces_dir, scenario=scenario, check=name))
+
+
+def _observed_again(
+    failures: list[tuple[str, Trace, bool]], setup: Setup, budget_s: float
+) -> Trace | None:
+    """A flaky failure's divergence, seen again: the deletion pass (``minimize``) replays the
+    failing trace's commands on fresh groups and returns a trace only if a replay failed again at
+    a request of the same type, and once more on another fresh group; None if none did. A failure
+    that depends on two close requests or timers falling one way reproduces only now and then,
+    which is what Hypothesis calls flaky; it is a divergence all the same."""
+    failing = next(
+        (t for check, t, _ in reversed(failures) if check == "divergence" and t.result), None
+    )
+    if failing is None:
+        return None
+    small = minimize(
+        failing,
+        open_target=setup.harness.open_target,
+        model_factory=setup.harness.new_model,
+        budget_s=budget_s,
+    )
+    return small if small.manifest.get("minimized_from") else None
 
 
 def _chosen(

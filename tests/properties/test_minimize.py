@@ -195,3 +195,33 @@ def test_a_trace_minimised_within_its_budget_is_1_minimal() -> None:
                 and diverging_request(engine.events, engine.divergence.event) == want
             )
             assert not still, f"command {i} ({kept[i].type}) could go: not 1-minimal"
+
+
+def test_a_flaky_failure_seen_again_on_a_fresh_group_is_a_divergence(tmp_path: Any) -> None:
+    """``save_findings``: when Hypothesis calls a failure flaky (it did not fail again while
+    shrinking, as a timing-dependent failure under load may not), the failing trace is replayed on
+    fresh groups; seen again there, it is reported and saved as a divergence, minimised. Without
+    the planted bug the same trace replays clean, and the run stays flaky."""
+    from types import SimpleNamespace
+
+    from kgc.conformance.drivers.suite import Output, Seen, SuiteResult, save_findings
+
+    with broken(VARIANT):
+        commands = _failing_commands()
+        failing = _run(commands, "kgc-min-flaky")
+        setup = SimpleNamespace(
+            harness=SimpleNamespace(
+                open_target=_KafkaLike, new_model=lambda gid: build(RECORD, gid)
+            ),
+            workload=SimpleNamespace(scenario="classic"),
+        )
+        result = SuiteResult(profile="quality", seed=1, failure="flaky", message="flaky")
+        seen = Seen(failures=[("divergence", failing, False)])
+        out = Output(traces_dir=tmp_path / "a", minimize_budget_s=60)
+        save_findings(result, seen, setup, out)  # type: ignore[arg-type]
+    assert result.failure == "divergence" and "seen again on a fresh group" in result.message
+    assert len(result.saved) == 1
+    # the real model: the trace replays clean, nothing is seen again, the run stays flaky
+    result = SuiteResult(profile="quality", seed=1, failure="flaky", message="flaky")
+    save_findings(result, seen, setup, Output(traces_dir=tmp_path / "b", minimize_budget_s=60))  # type: ignore[arg-type]
+    assert result.failure == "flaky" and len(result.saved) >= 1
