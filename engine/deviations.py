@@ -101,7 +101,7 @@ def deviation_of(trace: Trace, model: Model[Any] | None = None) -> Deviation | N
     # silence is judged once time reached it, as the checker does (timers may have answered)
     states = checker.states
     if isinstance(div.event, Quiet):
-        states = _advanced(model, config, states, div.event.at_ms)
+        states = list(checker.advanced(states, div.event.at_ms))
     outcomes = [_outcome(model, config, state, div.event) for state in states]
     requests = _requests(trace.events)
     request_id = _subject(div.event, outcomes)
@@ -156,18 +156,6 @@ def owed_answers(div: dict[str, Any], request_id: int | None) -> list[str]:
 # ------------------------------------------------------------------------------------ internals
 def _requests(events: list[Event]) -> dict[int, Any]:
     return {e.request_id: e.command for e in events if isinstance(e, Invoke)}
-
-
-def _advanced(model: Model[Any], config: CheckerConfig, states: Any, at_ms: float) -> list[Any]:
-    """``states`` once time reached ``at_ms`` (``Checker._advance``)."""
-    out: list[Any] = []
-    for s in states:
-        if model.known_bug(s) is not None:
-            out.append(s)
-        else:
-            must, may = at_ms - config.late_ms, at_ms + config.early_ms
-            out.extend(model.advance(s, must_until=must, may_until=may))
-    return list(dict.fromkeys(out))
 
 
 def _outcome(model: Model[Any], config: CheckerConfig, state: Any, event: Event) -> Any:

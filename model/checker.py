@@ -234,6 +234,11 @@ class Checker(Generic[S]):
     # --------------------------------------------------------------- internals
     # The two below run for every live state at every event: plain loops filling a list or set
     # (no generators), the model looked up once.
+    def advanced(self, states: Iterable[S], at_ms: float) -> set[S]:
+        """``states`` once time reached ``at_ms``, as each event is judged (timers due fire, those
+        within the tolerance may); what a divergence report and deviation matching use too."""
+        return self._advance(states, at_ms)
+
     def _advance(self, states: Iterable[S], at_ms: float) -> set[S]:
         model = self.model
         must = at_ms - self.config.late_ms
