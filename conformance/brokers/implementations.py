@@ -196,10 +196,9 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "`handleSync` l.1047-1052) while the session timer set at the member's last answer "
             "runs on (`reply` l.1705-1715, `updateHeartbeat` l.1504-1515); when it fires, "
             "`removeMember` (l.1561-1578) drops the member with the parked request unanswered. "
-            "Every member's timer is a Go timer of its own, so two due together fire in either "
-            "order: with the leader's first a parked follower's SyncGroup is answered "
-            "REBALANCE_IN_PROGRESS (`rebalance` l.1308-1322), as Kafka does; that replay fails "
-            "about three times in four",
+            "Both proofs are directed with the other member's timer 2 s behind (a Heartbeat, "
+            "`handleHeartbeat` l.1090-1098 re-arms it): two Go timers due together fire in "
+            "either order, and with the other's first kfake answers as Kafka does",
             proofs=(
                 "traces/known/kfake/syncgroup-parked-not-answered-when-leader-expires.json",
                 "traces/known/kfake/joingroup-parked-not-answered-member-expires.json",
