@@ -134,11 +134,34 @@ def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict
         config["node_ids"] = list(description["node_ids"])
     if description.get("client_host"):  # as the broker sees the suite's connections
         config["client_host"] = str(description["client_host"])
-    record = {"name": "ClassicGroupModel", "profile": _profile_name(description), "config": config}
-    switches = description.get("implementation_switches")
-    if switches:  # the launched implementation's named deviations (``implementations.SWITCHES``)
-        record["switches"] = dict(switches)
+    name = _profile_name(description)
+    record = {"name": "ClassicGroupModel", "profile": name, "config": config}
+    switches = dict(description.get("implementation_switches") or {})
+    if not_apache(description) and name in PROFILES:
+        # Kafka's own bugs are Apache Kafka's (``model/known_bugs.py``): another implementation
+        # judged by a line that has one is held to the protocol's contract there instead
+        for field_name, contract in KNOWN_BUG_SWITCHES.items():
+            if getattr(PROFILES[name], field_name) != contract:
+                switches.setdefault(field_name, contract)
+    if switches:  # the implementation's named deviations (``implementations.SWITCHES``)
+        record["switches"] = switches
     return record
+
+
+# The Profile rules that make a line's known Kafka bug (``model/known_bugs.py``), each with the
+# value that is the protocol's contract: 2.5 - 3.2 cannot write a leader's JoinGroup answer below
+# v5 that lists a static member (``join-answered-twice``).
+KNOWN_BUG_SWITCHES = {"join_response_instance_ids_ignorable": True}
+
+
+def not_apache(description: dict[str, Any]) -> bool:
+    """Whether the target is known not to be Apache Kafka: an implementation kgc launched, or a
+    broker judged by one's profile (``kgc check --implementation-profile``). A broker kgc did not
+    launch is not known, and may be any Apache release."""
+    from kgc.engine.traces import LAUNCHED_OTHERS
+
+    named = (description.get("implementation"), description.get("implementation_profile"))
+    return any(n in LAUNCHED_OTHERS for n in named)
 
 
 def build(model: dict[str, Any], group_id: str) -> ClassicGroupModel:

@@ -22,8 +22,11 @@ from typing import Any
 
 from kgc.cli import UserError
 from kgc.cli_replay import LAUNCHABLE
+from kgc.conformance.brokers.implementations import LAUNCHERS, NO_PROFILE
 from kgc.conformance.drivers.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
 from kgc.model.requests import OPT_IN_REQUESTS
+
+PROFILED = (*LAUNCHERS, NO_PROFILE)  # what ``--implementation-profile`` takes
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -98,6 +101,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also draw a request type the classic search leaves out by default (repeatable): "
         f"{', '.join(OPT_IN_REQUESTS)}; its answers are checked, its coverage cells not counted",
     )
+    p.add_argument(
+        "--implementation-profile",
+        metavar="NAME",
+        default=None,
+        choices=PROFILED,
+        help="judge the broker by Kafka's rules with NAME's named deviations in force (its "
+        "profile in conformance/brokers/implementations.py), e.g. a kfake you run; none: "
+        "Kafka's rules alone, also for an implementation kgc launches (default: a launched "
+        "one's own profile, else none)",
+    )
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
     p.add_argument(
         "--protocol",
@@ -110,6 +123,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kgc.conformance.brokers.implementations import judged_by
     from kgc.conformance.brokers.session import description_of, open_broker
     from kgc.conformance.drivers.suite import (
         SEARCH_PROFILES,
@@ -143,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
         if rules is not None:
             description["model_profile"] = rules
             description["rules_source"] = "given: --rules"
+        if args.implementation_profile is not None:
+            description = judged_by(description, args.implementation_profile)
+            description["profile_source"] = "given: --implementation-profile"
         if args.name:
             description["name"] = args.name
         progress = _Progress(SEARCH_PROFILES[args.profile]["max_examples"])
@@ -179,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = describe_result(result)
         out["coverage_summary"] = cov
+        out["judged_by"] = _rules_line(result.target)
         json.dump(out, sys.stdout, indent=1, sort_keys=True, default=str)
         print()
     else:
@@ -277,14 +295,15 @@ def _rules_line(d: dict) -> str:
         d.get("implementation_settings") or {}
     )
     if not named:
+        if d.get("implementation_profile") == NO_PROFILE:
+            why += ", no implementation's deviations (--implementation-profile none)"
         return f"{profile} rules, {why}"
     # an implementation's profile (``conformance/brokers/implementations.py``): its deviations
     # that are switches of the model and those that are settings
     names = [*(d.get("implementation_switches") or {}), *(d.get("implementation_settings") or {})]
-    return (
-        f"{profile} rules + {d.get('implementation')} deviations ({named} named: "
-        f"{', '.join(names)}), {why}"
-    )
+    whose = d.get("implementation_profile") or d.get("implementation")
+    given = f" ({d['profile_source']})" if d.get("profile_source") else ""
+    return f"{profile} rules + {whose} deviations{given} ({named} named: {', '.join(names)}), {why}"
 
 
 def allowance_line(result) -> str:  # noqa: ANN001

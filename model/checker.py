@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 
 from kgc.model.commands import ConnectionClosed, Request, Response
 from kgc.model.history import Event, Fault, Invoke, Quiet, Receive, Tick
-from kgc.model.known_bugs import BugWorld, refuted
+from kgc.model.known_bugs import BugWorld, after_event
 
 S = TypeVar("S")
 
@@ -96,8 +96,15 @@ class Model(ABC, Generic[S]):
 
     def known_bug(self, state: S) -> BugWorld | None:
         """The Kafka bug ``state`` is a world of (``known_bugs.py``): the checker sets such a
-        state aside, since it predicts nothing more. None for an ordinary state."""
+        state aside, since it predicts only what the bug cannot touch. None for an ordinary
+        state."""
         return None
+
+    def with_known_bug(self, state: S, world: BugWorld) -> S:
+        """``state``, a world of a known bug, with that world now ``world``
+        (``known_bugs.after_event``). Only a model whose :meth:`known_bug` gives worlds is
+        asked."""
+        raise NotImplementedError(f"{type(self).__name__} makes no known-bug worlds")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,8 +266,9 @@ class Checker(Generic[S]):
         for s in self._advance(states, event.at_ms):
             world = model.known_bug(s)
             if world is not None:
-                if not refuted(world, event):
-                    out.append(s)
+                now = after_event(world, event)
+                if now is not None:
+                    out.append(s if now == world else model.with_known_bug(s, now))
             elif isinstance(event, Invoke):
                 out.extend(
                     model.invoke(

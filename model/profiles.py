@@ -288,6 +288,35 @@ class Profile:
     # (KIP-345: ``completeClassicGroupJoin``; 3.9 ``onCompleteJoin``:
     # ``filterNot(isStaticMember)``). Off: static ones go too.
     join_completion_keeps_static_members: bool = True
+    # A dynamic member's JoinGroup with an empty member id is answered MEMBER_ID_REQUIRED (the
+    # KIP-394 handshake) from v4 only (``JoinGroupRequest.requiresKnownMemberId``:
+    # ``apiVersion >= 4``); v0-3 add the member at once. Off: at every version.
+    member_id_required_from_v4: bool = True
+    # A MEMBER_ID_REQUIRED answer sets neither ProtocolType nor ProtocolName: both null
+    # (``GroupMetadataManager.classicGroupJoinNewDynamicMember``: only ``setMemberId`` and
+    # ``setErrorCode``). On: v7+ names the request's ProtocolType (the group's, whenever the
+    # group has members: ``supports_protocols`` compared them) and ProtocolName ``""``.
+    member_id_required_names_protocol: bool = False
+    # A group a JoinGroup makes is created at generation 0, so its first completed join phase is
+    # generation 1 (``ClassicGroup``'s constructor: ``generationId`` 0; 3.9 ``GroupMetadata``).
+    # Off: it is created at generation 1, and its first join phase completes generation 2.
+    new_group_at_generation_0: bool = True
+    # A new group's first join phase waits ``group.initial.rebalance.delay.ms`` and is extended by
+    # that again while new members join, up to the rebalance timeout
+    # (``GroupMetadataManager.tryCompleteInitialRebalanceElseSchedule``; 3.9
+    # ``InitialDelayedJoin.onComplete``). Off: one fixed delay, never extended.
+    initial_delay_extended: bool = True
+    # OffsetFetch v5+ answers each partition's committed leader epoch, -1 when nothing is
+    # committed or the commit carried none (``OffsetMetadataManager.fetchOffsets``; 3.9
+    # ``GroupMetadataManager.getOffsets``). Off: the partition's current leader epoch, committed
+    # or not: 0 for a partition whose leader never moved (kgc moves none on a broker it launched).
+    fetch_answers_committed_leader_epoch: bool = True
+    # A dynamic member's JoinGroup with an empty member id is answered MEMBER_ID_REQUIRED with a
+    # new id (the KIP-394 handshake; ``GroupMetadataManager.classicGroupJoinNewDynamicMember``,
+    # 3.9 ``GroupCoordinator.doNewMemberJoinGroup``), at the versions
+    # ``member_id_required_from_v4`` says. Off: never; the member is added at once, at every
+    # version.
+    member_id_required_handshake: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -309,6 +338,12 @@ IMPLEMENTATION_SWITCHES = (
     "commit_memberless_illegal_generation",
     "failed_join_keeps_new_group",
     "join_completion_keeps_static_members",
+    "new_group_at_generation_0",
+    "initial_delay_extended",
+    "fetch_answers_committed_leader_epoch",
+    "member_id_required_handshake",
+    "member_id_required_from_v4",
+    "member_id_required_names_protocol",
 )
 
 

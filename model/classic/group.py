@@ -171,6 +171,9 @@ class ClassicGroupModel(TimedModel[GroupState]):
     def known_bug(self, state: GroupState) -> BugWorld | None:
         return state.known_bug
 
+    def with_known_bug(self, state: GroupState, world: BugWorld) -> GroupState:
+        return replace(state, known_bug=world)
+
     def outbox(self, state: GroupState) -> Mapping[int, tuple[Response, float]]:
         return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
 

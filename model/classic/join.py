@@ -198,6 +198,8 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
             tx.respond(request_id, join_error(UNKNOWN_MEMBER_ID, _named(tx, cmd.member_id)))
             return
         tx.exists = True  # created Empty at generation 0
+        if not tx.profile.new_group_at_generation_0:
+            tx.generation_id = 1  # ``Profile.new_group_at_generation_0``
         # 4.x writes it Empty and answers before that record is committed (``describe.py`` 3)
         tx.unconfirmed = tx.profile.new_group_writes_empty_record
     if not accept_joining_member(tx, cmd.member_id):
@@ -232,12 +234,28 @@ def _join_new_member(
         else:
             _add_member(tx, request_id, cmd, new_id, instance, rebalance_timeout)
         return
-    if cmd.version >= 4:  # KIP-394: JoinGroupRequest.requiresKnownMemberId
+    # KIP-394: JoinGroupRequest.requiresKnownMemberId (``Profile.member_id_required_from_v4``)
+    handshake = cmd.version >= 4 or not tx.profile.member_id_required_from_v4
+    if handshake and tx.profile.member_id_required_handshake:
         tx.pending_members[new_id] = tx.now_ms + cmd.session_timeout_ms
         tx.revealed(new_id)
-        tx.respond(request_id, JoinGroupResponse(error=MEMBER_ID_REQUIRED, member_id=new_id))
+        tx.respond(request_id, _member_id_required(tx, cmd, new_id))
         return
     _add_member(tx, request_id, cmd, new_id, None, rebalance_timeout)
+
+
+def _member_id_required(tx: Txn, cmd: JoinGroup, new_id: str) -> JoinGroupResponse:
+    """The KIP-394 answer: the new id alone (Kafka), or at v7+ with the request's protocol type
+    and an empty protocol name where an implementation's profile says so
+    (``Profile.member_id_required_names_protocol``)."""
+    if tx.profile.member_id_required_names_protocol and cmd.version >= 7:
+        return JoinGroupResponse(
+            error=MEMBER_ID_REQUIRED,
+            member_id=new_id,
+            protocol_type=cmd.protocol_type,
+            protocol_name="",
+        )
+    return JoinGroupResponse(error=MEMBER_ID_REQUIRED, member_id=new_id)
 
 
 def _add_member(
@@ -252,7 +270,10 @@ def _add_member(
     initial = (
         tx.state == PREPARING_REBALANCE and tx.join_timer is not None and tx.join_timer.initial
     )
-    if initial and (not tx.profile.new_member_added_only_in_generation_0 or tx.generation_id == 0):
+    # 3.9's ``generationId == 0``: no join phase completed yet (a group made at generation 1
+    # under ``Profile.new_group_at_generation_0`` off has completed none at 1)
+    first = tx.generation_id == (0 if tx.profile.new_group_at_generation_0 else 1)
+    if initial and (not tx.profile.new_member_added_only_in_generation_0 or first):
         tx.new_member_added = True
     if not tx.members:
         tx.protocol_type = cmd.protocol_type

@@ -28,10 +28,13 @@ Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
    stored epoch, -1 for none or for a partition with nothing committed (4.x
    ``OffsetMetadataManager.fetchOffsets`` / ``OffsetAndMetadata.fromRequest``; 3.9
    ``GroupMetadataManager.getOffsets``; ``OffsetCommitRequest.json`` /
-   ``OffsetFetchResponse.json`` for the versions).
+   ``OffsetFetchResponse.json`` for the versions). An implementation may answer the partition's
+   own leader epoch instead (``Profile.fetch_answers_committed_leader_epoch``).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from kgc.model.classic.join import static_member_id, validate_member
 from kgc.model.classic.rebalance import reschedule_heartbeat
@@ -185,6 +188,8 @@ def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
                 out.append(_fetched(c, since_v5))
     else:
         out = [_fetched(c, since_v5) for c in stored.values()]
+    if since_v5 and not tx.profile.fetch_answers_committed_leader_epoch:
+        out = [replace(f, leader_epoch=0) for f in out]  # the partition's, never moved
     out.sort(key=lambda f: (f.topic, f.partition))
     tx.respond(request_id, OffsetFetchResponse(error=NONE, partitions=tuple(out)))
 

@@ -48,7 +48,8 @@ from kgc.model.classic.state import (
 from kgc.model.classic.txn import Txn
 from kgc.model.commands import JoinedMember, JoinGroupResponse, SyncGroupResponse
 from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
-from kgc.model.known_bugs import JOIN_ANSWERED_TWICE, BugWorld
+from kgc.model.history import Invoke
+from kgc.model.known_bugs import JOIN_ANSWERED_TWICE, BugWorld, after_event, at_bug
 
 # --------------------------------------------------------------------------- membership basics
 
@@ -213,7 +214,8 @@ def fire_join_timer(tx: Txn) -> None:
     """The join phase's deadline passed (rule 2: extend the initial delay, or complete)."""
     timer = tx.join_timer
     assert timer is not None
-    if timer.initial and tx.new_member_added and timer.remaining_ms != 0:
+    extend = timer.initial and tx.profile.initial_delay_extended  # Profile: one fixed delay
+    if extend and tx.new_member_added and timer.remaining_ms != 0:
         tx.new_member_added = False
         delay = min(tx.config.group_initial_rebalance_delay_ms, timer.remaining_ms)
         remaining = max(timer.remaining_ms - timer.delay_ms, 0)
@@ -291,9 +293,25 @@ def complete_join(tx: Txn) -> None:
     if listed_for_leader is None:
         # 2.5 - 3.2: the leader's answer cannot be written, and what the broker does next is a
         # bug no rule describes (``known_bugs.JOIN_ANSWERED_TWICE``): this world predicts no more
-        tx.known_bug = BugWorld(
-            key=JOIN_ANSWERED_TWICE.key, generation_id=tx.generation_id, leader=leader
+        # what the bug cannot touch: the offsets committed (and a commit held back), the members
+        committed = tx.offsets.values() if isinstance(tx.offsets, dict) else tx.offsets
+        offsets = [(o.topic, o.partition, o.offset) for o in committed]
+        world = at_bug(
+            BugWorld(key=JOIN_ANSWERED_TWICE.key, generation_id=tx.generation_id, leader=leader),
+            offsets=offsets,
+            members=len(tx.members),
+            may_restart=tx.config.empty_group_may_vanish,
         )
+        held = tx.deferred
+        if held is not None:
+            world = (
+                after_event(
+                    world,
+                    Invoke(step=0, at_ms=0.0, request_id=held.request_id, command=held.command),
+                )
+                or world
+            )
+        tx.known_bug = world
         return
     for mid in sorted(tx.members):
         complete_join_future(

@@ -326,6 +326,9 @@ class MigratingGroupModel(TimedModel[MixedState]):
     def known_bug(self, state: MixedState) -> BugWorld | None:
         return state.classic.known_bug
 
+    def with_known_bug(self, state: MixedState, world: BugWorld) -> MixedState:
+        return replace(state, classic=replace(state.classic, known_bug=world))
+
     def outbox(self, state: MixedState) -> Mapping[int, tuple[Response, float]]:
         return {**self.classic.outbox(state.classic), **self.consumer.outbox(state.consumer)}
 

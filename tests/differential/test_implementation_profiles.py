@@ -12,14 +12,19 @@ is needed, and the profile explains what the implementation did.
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from kgc.conformance.brokers.implementations import (
     KFAKE_VERSION,
     LAUNCHERS,
+    RDKAFKA_COMMIT,
     SETTINGS,
     SWITCHES,
+    TANSU_TAG,
     launched,
     settings_of,
     switches_of,
@@ -78,6 +83,10 @@ def test_every_entry_names_its_source_at_the_pinned_version_and_proofs_that_exis
             assert name in SETTING_FIELDS
     for s in SWITCHES.get("kfake", ()) + SETTINGS.get("kfake", ()):
         assert KFAKE_VERSION in s.source
+    for s in SWITCHES.get("tansu", ()) + SETTINGS.get("tansu", ()):
+        assert TANSU_TAG in s.source
+    for s in SWITCHES.get("librdkafka-mock", ()) + SETTINGS.get("librdkafka-mock", ()):
+        assert RDKAFKA_COMMIT in s.source
 
 
 def test_a_launched_implementation_is_judged_with_its_profile() -> None:
@@ -95,7 +104,10 @@ def test_a_launched_implementation_is_judged_with_its_profile() -> None:
     with pytest.raises(ValueError, match="not a switch of the model's profile"):
         build({**record, "switches": {"leader_epoch_is_zero": True}}, "g")
     assert settings_of("kfake")["group.initial.rebalance.delay.ms"] == 0
-    assert settings_of("tansu") == {} and switches_of("tansu") == {}
+    # tansu's KIP-394 handshake at every version is a switch the model reads
+    assert switches_of("tansu")["member_id_required_from_v4"] is False
+    tansu = model_manifest({**described, "implementation_switches": switches_of("tansu")})
+    assert not build(tansu, "g").config.profile.member_id_required_from_v4
 
 
 # launches its own implementation (no kgc_broker): unmarked, as tests/differential/
@@ -118,3 +130,50 @@ def test_the_profile_explains_each_proof_and_not_without_its_entry(
         if failed is not None:
             break
     assert failed is not None, f"{proof} passes without {kind} {name}: it explains nothing"
+
+
+def _check(bootstrap: str, profile: str) -> tuple[int, dict, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "kgc.cli", "check", "--bootstrap-server", bootstrap]
+        + ["--implementation-profile", profile, "--profile", "quick", "--seed", "1"]
+        + ["--shrink-budget", "0", "--minimize-budget", "0", "--json", "--traces", TRACES_DIR],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    return done.returncode, json.loads(done.stdout or "{}"), done.stderr
+
+
+TRACES_DIR = "build/kgc-profile-traces"
+
+
+def test_a_broker_kgc_did_not_launch_is_judged_by_the_profile_it_is_given() -> None:
+    """``kgc check --bootstrap-server … --implementation-profile kfake``: a kfake kgc did not
+    launch (here one it did, reached by address only, so described as an unknown broker) is judged
+    by kfake's profile and passes the quick search; ``none`` judges the same broker by Kafka's
+    rules alone, and the search stops at a deviation the profile names (kfake answers a new
+    group's first JoinGroup at once: no initial rebalance delay)."""
+    with launched("kfake") as broker:
+        code, out, err = _check(broker.bootstrap_servers, "kfake")
+        assert code == 0, err[-3000:]
+        target = out["target"]
+        assert target["implementation"] == "unknown"
+        assert target["implementation_profile"] == "kfake"
+        assert target["implementation_switches"] == switches_of("kfake")
+        assert "+ kfake deviations (given: --implementation-profile)" in out["judged_by"]
+        code, out, err = _check(broker.bootstrap_servers, "none")
+        assert code == 1, err[-3000:]
+        assert out["target"]["implementation_switches"] == {}
+        # the first JoinGroup, answered at once where Kafka's 3 s initial delay holds it
+        assert "the broker answered request 0 with JoinGroupResponse(error='NONE'" in out["message"]
+        assert "model allowed: request 0: no response yet" in out["message"]
+        assert "no implementation's deviations (--implementation-profile none)" in out["judged_by"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "kgc.cli", "check", "--implementation-profile", "nisshi"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 2 and "invalid choice: 'nisshi'" in bad.stderr
