@@ -19,7 +19,7 @@ import dataclasses
 import json
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -127,6 +127,24 @@ def time_scale_for(group_config: dict[str, Any]) -> int:
     return max(1, -(-low // SESSION_TIMEOUTS_MS[0]))
 
 
+def first_protocols_agree(command: JoinGroup) -> JoinGroup:
+    """``command`` with ``range`` first among its protocols (added, with the same metadata, when
+    it lacks it): the steer ``first_protocols_agree``."""
+    rest = tuple(p for p in command.protocols if p.name != "range")
+    if len(rest) == len(command.protocols):
+        first = replace(command.protocols[0], name="range")
+    else:
+        first = next(p for p in command.protocols if p.name == "range")
+    return replace(command, protocols=(first, *rest))
+
+
+# Steers (``SuiteContext.steers``): what a search never sends to an implementation whose process
+# the request would kill, each a function of the command the search would send.
+STEERS: dict[str, Callable[[JoinGroup], JoinGroup]] = {
+    "first_protocols_agree": first_protocols_agree,
+}
+
+
 def changed_protocols(protocols: tuple[str, ...], change: str) -> tuple[str, ...]:
     """``add``: append a protocol the list lacks, or reverse a list that has them all (still
     shares every protocol it had); ``swap``: the next set of :data:`PROTOCOL_SETS` (may share
@@ -179,6 +197,9 @@ class SuiteContext:
     # request types drawn only when asked (``RequestType.opt_in``, ``model/requests.py``): the
     # classic machine has their rules only when they are named here (``machine_for``)
     opt_in: frozenset[str] = frozenset()
+    # what the search never sends to this target (:data:`STEERS`; an implementation's profile,
+    # ``conformance/brokers/implementations.py`` ``STEERS``)
+    steers: frozenset[str] = frozenset()
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     on_example_end: Callable[[Any], None] | None = None
     # filled as examples run
@@ -729,9 +750,12 @@ class GroupMachine(EngineMachine):
                 self.context.version_from("JoinGroup", INSTANCE_ID_SINCE["JoinGroup"], version)
                 or version
             )
-        return v.join_group(
+        command = v.join_group(
             version=version, member_id=member_id, session_timeout_ms=session_timeout_ms
         )
+        for steer in sorted(self.context.steers):
+            command = STEERS[steer](command)
+        return command
 
     def _enter(self, client: str, version: int) -> None:
         """JoinGroup with what the client knows, and once more after ``MEMBER_ID_REQUIRED``

@@ -316,6 +316,41 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
 }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Steer:
+    """A deviation that kills the implementation's process: no switch can judge what comes
+    after it, so the search steers around it for this implementation (``name``: a steer the
+    machine knows, ``properties/machine.py`` ``STEERS``), and the deviation stays a baseline
+    (``proof``, a trace in ``traces/known/``). ``source`` cites its code at the pinned version."""
+
+    name: str
+    source: str
+    proof: str
+
+
+# Each launched implementation's steers (``Steer``): what its searches never send.
+STEERS: dict[str, tuple[Steer, ...]] = {
+    RDKAFKA_MOCK: (
+        Steer(
+            name="first_protocols_agree",
+            source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_cgrp_classic_elect_leader`: the group's protocol is the leader's "
+            "first (a FIXME), then `rd_assert` that every member's first protocol is that one: "
+            "members whose first protocols differ abort the whole process when the join phase "
+            "ends. Kafka chooses one every member supports (`ClassicGroup.selectProtocol`). Every "
+            "JoinGroup of a search on the mock names `range` first (added when the list lacks "
+            "it), so no join phase mixes first protocols",
+            proof="traces/known/librdkafka-mock/joingroup-first-protocols-differ-abort.json",
+        ),
+    ),
+}
+
+
+def steers_of(name: str) -> tuple[str, ...]:
+    """``name``'s steers (empty for one without)."""
+    return tuple(s.name for s in STEERS.get(name, ()))
+
+
 def switches_of(name: str) -> dict[str, bool]:
     """``name``'s named deviations as ``Profile`` switches (empty for one without)."""
     return {s.name: s.value for s in SWITCHES.get(name, ())}
@@ -344,6 +379,7 @@ def judged_by(description: dict[str, Any], name: str) -> dict[str, Any]:
         "implementation_profile": name,
         "implementation_switches": switches_of(name),
         "implementation_settings": settings_of(name),
+        "implementation_steers": list(steers_of(name)),
     }
 
 
@@ -494,6 +530,7 @@ class ProcessBroker:
             "bootstrap_servers": self._bootstrap,
             "implementation_settings": settings_of(self.name),
             "implementation_switches": switches_of(self.name),
+            "implementation_steers": list(steers_of(self.name)),
         }
 
 

@@ -62,7 +62,10 @@ def minimize(
 
     def attempt(commands: list[Any]) -> tuple[Engine, str] | None:
         group_id = f"{group_prefix}{secrets.token_hex(4)}"
-        target = open_target(group_id)
+        try:
+            target = open_target(group_id)
+        except Exception as exc:  # noqa: BLE001 - the broker answers no more: nothing to replay on
+            raise _Unreachable from exc
         engine = Engine(target, model_factory(group_id), checker_config=cfg)
         try:
             engine.run(commands, stop_at_divergence=True)
@@ -78,6 +81,21 @@ def minimize(
             return None
         return engine, group_id
 
+    try:
+        return _minimize(trace, attempt, budget_s)
+    except _Unreachable:
+        # a fresh group could not even be opened (tansu stopped answering DescribeGroups under
+        # a search's load): the trace stays as Hypothesis left it, observed failing
+        return trace
+
+
+class _Unreachable(Exception):
+    """Opening a target for a replay failed: the broker answers no more."""
+
+
+def _minimize(
+    trace: Trace, attempt: Callable[[list[Any]], tuple[Engine, str] | None], budget_s: float
+) -> Trace:
     best = list(trace.commands)
     kept: list[list[Any]] = []  # each accepted deletion's sequence, shortest last
     end = time.monotonic() + budget_s

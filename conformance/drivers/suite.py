@@ -414,6 +414,7 @@ def _context(setup: Setup, search: Search, *, seed: int) -> SuiteContext:
         versions={**setup.versions, **(search.versions or {})},
         unsupported=setup.unsupported,
         opt_in=frozenset(search.opt_in),
+        steers=frozenset(setup.description.get("implementation_steers") or ()),
         manifest_extra=manifest_extra,
         topic=setup.topic,
         time_scale=setup.time_scale,

@@ -177,3 +177,41 @@ def test_a_broker_kgc_did_not_launch_is_judged_by_the_profile_it_is_given() -> N
         check=False,
     )
     assert bad.returncode == 2 and "invalid choice: 'nisshi'" in bad.stderr
+
+
+def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> None:
+    """A deviation that kills the process is steered around (``implementations.STEERS``): each
+    names a steer of the machine, cites the pinned source and keeps its baseline; a launched
+    implementation's searches get it, and a profile given by name carries it too."""
+    from kgc.conformance.brokers.implementations import RDKAFKA_COMMIT, STEERS, judged_by
+    from kgc.model.commands import JoinGroup, Protocol
+    from kgc.properties.machine import STEERS as MACHINE_STEERS
+    from kgc.properties.machine import first_protocols_agree
+
+    assert STEERS
+    for impl, steers in STEERS.items():
+        for steer in steers:
+            assert steer.name in MACHINE_STEERS and (ROOT / steer.proof).is_file()
+            assert Path(steer.proof).parent.name == impl
+            assert impl != "librdkafka-mock" or RDKAFKA_COMMIT in steer.source
+    assert judged_by({}, "librdkafka-mock")["implementation_steers"] == ["first_protocols_agree"]
+    assert judged_by({}, "none")["implementation_steers"] == []
+
+    def join(*names: str) -> JoinGroup:
+        protocols = tuple(Protocol(name=n, metadata=f"m-{n}") for n in names)
+        return JoinGroup(
+            client="c1",
+            member_id="",
+            session_timeout_ms=6000,
+            rebalance_timeout_ms=6000,
+            protocols=protocols,
+            version=5,
+        )
+
+    def names(command: JoinGroup) -> list[str]:
+        return [p.name for p in command.protocols]
+
+    assert names(first_protocols_agree(join("roundrobin", "range"))) == ["range", "roundrobin"]
+    assert names(first_protocols_agree(join("range", "roundrobin"))) == ["range", "roundrobin"]
+    lone = first_protocols_agree(join("roundrobin"))
+    assert names(lone) == ["range", "roundrobin"] and lone.protocols[0].metadata == "m-roundrobin"

@@ -38,6 +38,7 @@ from kgc.conformance.drivers.suite import replay_with_own_client
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed, JoinGroup
 from kgc.model.history import Invoke
+from kgc.properties.machine import first_protocols_agree
 
 from kgc.cli_matrix import confirm_baseline
 
@@ -106,14 +107,12 @@ def _replay(mock, trace):  # noqa: ANN001, ANN202
 
 
 def _same_first_protocol(trace):  # noqa: ANN001, ANN202
-    """The trace with every JoinGroup proposing its protocols in one order (the control)."""
+    """The trace with every JoinGroup steered as a search on the mock steers it (the control:
+    ``first_protocols_agree``, the mock's profile's steer)."""
 
     def ordered(e):  # noqa: ANN001, ANN202
         if isinstance(e, Invoke) and isinstance(e.command, JoinGroup):
-            protocols = tuple(sorted(e.command.protocols, key=lambda p: p.name))
-            return dataclasses.replace(
-                e, command=dataclasses.replace(e.command, protocols=protocols)
-            )
+            return dataclasses.replace(e, command=first_protocols_agree(e.command))
         return e
 
     return dataclasses.replace(trace, events=[ordered(e) for e in trace.events], result=None)
@@ -121,6 +120,8 @@ def _same_first_protocol(trace):  # noqa: ANN001, ANN202
 
 def test_the_same_joins_with_one_protocol_order_leave_the_mock_running(mock) -> None:
     control = _same_first_protocol(load(ABORT))
+    firsts = {c.protocols[0].name for c in control.commands if isinstance(c, JoinGroup)}
+    assert firsts == {"range"}
     done = _replay(mock, control)
     div = done.engine.divergence
     assert div is None or not isinstance(div.event.response, ConnectionClosed), div

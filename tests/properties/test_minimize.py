@@ -225,3 +225,25 @@ def test_a_flaky_failure_seen_again_on_a_fresh_group_is_a_divergence(tmp_path: A
     result = SuiteResult(profile="quality", seed=1, failure="flaky", message="flaky")
     save_findings(result, seen, setup, Output(traces_dir=tmp_path / "b", minimize_budget_s=60))  # type: ignore[arg-type]
     assert result.failure == "flaky" and len(result.saved) >= 1
+
+
+def test_a_broker_that_stops_answering_ends_the_pass_with_the_trace_as_it_was() -> None:
+    """Opening a fresh group for a replay fails (tansu 0.6.0 stopped answering DescribeGroups for
+    30 s under ``kgc matrix``'s deletion pass, and the whole card died with it): the pass stops at
+    once and the trace stays as Hypothesis left it, observed failing."""
+    opened: list[str] = []
+
+    def unreachable(group_id: str) -> Any:
+        opened.append(group_id)
+        raise ConnectionError("DescribeGroups v5: timeout after 30.0 s")
+
+    with broken(VARIANT):
+        failing = _run(_failing_commands(), "kgc-min-unreachable")
+        small = minimize(
+            failing,
+            open_target=unreachable,
+            model_factory=lambda gid: build(RECORD, gid),
+            budget_s=120,
+        )
+    assert small is failing
+    assert len(opened) == 1  # the first failure to open a target ends the pass
