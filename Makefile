@@ -41,6 +41,9 @@ CI_VERSIONS := 4.3.1 3.9.2
 CI_LINES := 1.0,4.4
 # The quick report card: the pinned Apache release and each implementation kgc launches, against
 # their baselines in traces/known (the full card, three Apache lines more: `kgc matrix --out DIR`).
+# Past a profile, a search meets one deviation of tansu's or the mock's own join phase in shapes
+# its time-bounded shrink leaves differently from run to run: CI tolerates a NEW one near a known
+# baseline (same request type and answer; card_check.py holds it to that), a new kind fails.
 CI_MATRIX := apache-kafka:4.3.1,tansu,kfake,librdkafka-mock
 # The quality tests (a broken model must be caught by a seeded search) run in a pytest process of
 # their own, as `kgc check --seed` runs: Hypothesis's generation for one seed was seen to drift in
@@ -59,7 +62,7 @@ test: lint
 	  tests/test_traces.py \
 	  --kgc-kafka-version 3.9.2 --kgc-record $(CI_DIR)/corpus --kgc-broker-logs $(CI_DIR)/broker-logs
 	$(PY) -m kgc.cli lines --sweep --only $(CI_LINES) --seeds 1 --traces $(CI_DIR)/lines-traces
-	$(PY) -m kgc.cli matrix --implementations $(CI_MATRIX) --out $(CI_DIR)/matrix
+	$(PY) -m kgc.cli matrix --implementations $(CI_MATRIX) --out $(CI_DIR)/matrix --tolerate-near
 	KGC_CARD=$(CI_DIR)/matrix $(PY) -m pytest tests/pipeline/card_check.py
 	@! grep -l "out of sync with the underlying log" $(CI_DIR)/broker-logs/kafka-*-1n-*.log || \
 	  { echo "a test wrote into the shared session broker's __consumer_offsets (see above)"; exit 1; }

@@ -83,6 +83,12 @@ def test_every_entry_names_its_source_at_the_pinned_version_and_proofs_that_exis
             assert name in SETTING_FIELDS
     for s in SWITCHES.get("kfake", ()) + SETTINGS.get("kfake", ()):
         assert KFAKE_VERSION in s.source
+    # a proof is a baseline: it records the deviation (its manifest judges by rules without the
+    # entry it proves), or ``kgc matrix`` replays it clean and calls it FIXED
+    for _, _kind, name, _, proof in CASES:
+        trace = load(ROOT / proof)
+        assert (trace.result or {}).get("verdict") != "pass", f"{proof} records no deviation"
+        assert name not in (trace.manifest["model"].get("switches") or {}), (proof, name)
     for s in SWITCHES.get("tansu", ()) + SETTINGS.get("tansu", ()):
         assert TANSU_TAG in s.source
     for s in SWITCHES.get("librdkafka-mock", ()) + SETTINGS.get("librdkafka-mock", ()):

@@ -267,3 +267,22 @@ def test_a_racy_baseline_is_known_when_one_of_its_replays_fails_at_its_event() -
     )
     assert status["status"] == "fails differently" and status["replays"] == 3
     assert len(status["failed_elsewhere"]) == 3
+
+
+def test_a_new_deviation_fails_the_card_unless_tolerated_as_near_a_known_one() -> None:
+    """``kgc matrix`` exits 1 on a NEW deviation of another implementation; with
+    ``--tolerate-near`` (kgc's own CI) only on one that is near no known baseline. Apache Kafka
+    fails on any confirmed deviation either way."""
+    from kgc.cli_matrix import _fails
+
+    near = {"status": "NEW", "near": [{"trace": "b.json", "differs_in": ["answer"]}]}
+    alone = {"status": "NEW", "near": []}
+    for impl, devs, strict, tolerant in [
+        ("tansu", [near], True, False),
+        ("tansu", [alone], True, True),
+        ("tansu", [{"status": "unconfirmed", "near": []}], False, False),
+        ("apache-kafka", [{"status": "known", "near": []}], True, True),
+    ]:
+        row = {"implementation": impl, "deviations": devs}
+        assert _fails(row) is strict, (impl, devs)
+        assert _fails(row, tolerate_near=True) is tolerant, (impl, devs)
