@@ -317,6 +317,11 @@ class Profile:
     # ``member_id_required_from_v4`` says. Off: never; the member is added at once, at every
     # version.
     member_id_required_handshake: bool = True
+    # A group's protocol type is set when its first member is added (``ClassicGroup.add``:
+    # ``if (members.isEmpty()) protocolType = ...``; 3.9 ``GroupMetadata.add``), so a group only a
+    # MEMBER_ID_REQUIRED answer made is described with none. On: the first JoinGroup naming one
+    # sets it, before the handshake answers it.
+    any_join_sets_protocol_type: bool = False
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -344,6 +349,7 @@ IMPLEMENTATION_SWITCHES = (
     "member_id_required_handshake",
     "member_id_required_from_v4",
     "member_id_required_names_protocol",
+    "any_join_sets_protocol_type",
 )
 
 

@@ -230,6 +230,16 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "ends, a static one too",
             proofs=("traces/known/kfake/joingroup-completion-drops-static-member.json",),
         ),
+        Switch(
+            name="any_join_sets_protocol_type",
+            value=True,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": `handleJoin` calls "
+            "`protocolsMatch` (l.830) before anything else, and for a group with no protocol type "
+            "it sets the request's (l.1632-1637) even when the join is then answered "
+            "MEMBER_ID_REQUIRED (l.866-870) and no member is added; nothing clears it. Found by "
+            "`kgc check --implementation kfake --seed 2`",
+            proofs=("traces/known/kfake/describegroups-handshake-sets-protocol-type.json",),
+        ),
     ),
     TANSU: (
         Switch(

@@ -237,6 +237,8 @@ def _join_new_member(
     # KIP-394: JoinGroupRequest.requiresKnownMemberId (``Profile.member_id_required_from_v4``)
     handshake = cmd.version >= 4 or not tx.profile.member_id_required_from_v4
     if handshake and tx.profile.member_id_required_handshake:
+        if tx.profile.any_join_sets_protocol_type and tx.protocol_type is None:
+            tx.protocol_type = cmd.protocol_type  # ``Profile.any_join_sets_protocol_type``
         tx.pending_members[new_id] = tx.now_ms + cmd.session_timeout_ms
         tx.revealed(new_id)
         tx.respond(request_id, _member_id_required(tx, cmd, new_id))
