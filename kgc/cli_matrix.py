@@ -86,7 +86,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--implementations",
         default=DEFAULT_TARGETS,
         help="comma-separated targets: apache-kafka:VERSION, tansu, kfake, librdkafka-mock "
-        f"(default {DEFAULT_TARGETS})",
+        f"(default {DEFAULT_TARGETS}); nisshi, tansu's successor, takes a 30-minute cargo "
+        "build and is not launched: run it yourself and use kgc check --bootstrap-server",
     )
     p.add_argument("--out", required=True, help="folder for the corpus, traces, card and report")
     p.add_argument("--seeds", type=int, default=1, help="seeds 1..N per target (default 1)")
