@@ -322,6 +322,10 @@ class Profile:
     # MEMBER_ID_REQUIRED answer made is described with none. On: the first JoinGroup naming one
     # sets it, before the handshake answers it.
     any_join_sets_protocol_type: bool = False
+    # A join phase is complete only when every member rejoined and no KIP-394 pending member (one
+    # answered MEMBER_ID_REQUIRED) is left (``ClassicGroup.hasAllMembersJoined``:
+    # ``pendingJoinMembers.isEmpty()``). Off: pending members are not waited for.
+    join_waits_for_pending_members: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -350,6 +354,7 @@ IMPLEMENTATION_SWITCHES = (
     "member_id_required_from_v4",
     "member_id_required_names_protocol",
     "any_join_sets_protocol_type",
+    "join_waits_for_pending_members",
 )
 
 

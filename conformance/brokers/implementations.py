@@ -240,6 +240,15 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "`kgc check --implementation kfake --seed 2`",
             proofs=("traces/known/kfake/describegroups-handshake-sets-protocol-type.json",),
         ),
+        Switch(
+            name="join_waits_for_pending_members",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `rebalance` l.1328-1331: the "
+            "join phase completes once `nJoining >= len(g.members)`; the members answered "
+            "MEMBER_ID_REQUIRED wait in `g.pending` (`addPendingRebalance` l.1518-1523), which "
+            "no completion check reads. Found by `kgc check --implementation kfake --seed 2`",
+            proofs=("traces/known/kfake/joingroup-completes-without-pending-member.json",),
+        ),
     ),
     TANSU: (
         Switch(

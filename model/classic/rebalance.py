@@ -83,7 +83,7 @@ def remove_member(tx: Txn, member_id: str) -> None:
 
 
 def has_all_members_joined(tx: Txn) -> bool:
-    if tx.pending_members:
+    if tx.pending_members and tx.profile.join_waits_for_pending_members:
         return False
     return all(m.awaiting_join is not None for m in tx.members.values())
 
