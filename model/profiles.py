@@ -326,6 +326,11 @@ class Profile:
     # answered MEMBER_ID_REQUIRED) is left (``ClassicGroup.hasAllMembersJoined``:
     # ``pendingJoinMembers.isEmpty()``). Off: pending members are not waited for.
     join_waits_for_pending_members: bool = True
+    # A LeaveGroup that drops only a KIP-394 pending member still starts a rebalance of a Stable
+    # or CompletingRebalance group (4.x ``classicGroupLeaveToClassicGroup``: every member it
+    # removed, pending ones included, then ``maybePrepareRebalanceOrCompleteJoin``; 4.3.1 went
+    # PreparingRebalance so). Off: the pending member is dropped and nothing else happens.
+    pending_leave_rebalances: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -355,6 +360,7 @@ IMPLEMENTATION_SWITCHES = (
     "member_id_required_names_protocol",
     "any_join_sets_protocol_type",
     "join_waits_for_pending_members",
+    "pending_leave_rebalances",
 )
 
 

@@ -249,6 +249,15 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "no completion check reads. Found by `kgc check --implementation kfake --seed 2`",
             proofs=("traces/known/kfake/joingroup-completes-without-pending-member.json",),
         ),
+        Switch(
+            name="pending_leave_rebalances",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `handleLeave` l.1148-1155: "
+            "a member id found only in `g.pending` is dropped with `stopPending`; only a member "
+            "of `g.members` goes through `updateMemberAndRebalance`. Found by `kgc check "
+            "--implementation kfake --seed 2`",
+            proofs=("traces/known/kfake/leavegroup-pending-member-no-rebalance.json",),
+        ),
     ),
     TANSU: (
         Switch(

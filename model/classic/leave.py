@@ -13,7 +13,8 @@ Rules (4.x ``GroupCoordinatorService.leaveGroup`` / ``GroupMetadataManager.class
    dropped (``NONE``). Else member validation: ``FENCED_INSTANCE_ID`` / ``UNKNOWN_MEMBER_ID`` — a
    stranger's id is ``UNKNOWN_MEMBER_ID`` — or the member is removed (``NONE``), its parked
    JoinGroup answered ``UNKNOWN_MEMBER_ID`` (a parked SyncGroup is never answered).
-4. After removals: Stable/CompletingRebalance rebalance (or complete at once if nobody is left);
+4. After removals (a pending member's too; ``Profile.pending_leave_rebalances``):
+   Stable/CompletingRebalance rebalance (or complete at once if nobody is left);
    PreparingRebalance completes the join phase if everyone left has joined — never during the
    initial rebalance delay. 3.9 does this after each removal, 4.x once after all of them.
 """
@@ -93,6 +94,7 @@ def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
         any_removed = False
         for x in identities:
             error: str | None
+            counts = True  # a removal that starts a rebalance (rule 4)
             if x.group_instance_id is not None and tx.profile.leave_by_instance_only:
                 results.append(_leave_by_instance(tx, x.group_instance_id, x.member_id))
                 any_removed = any_removed or results[-1].error == NONE
@@ -113,11 +115,13 @@ def handle_leave_group(tx: Txn, request_id: int, cmd: LeaveGroup) -> None:
                 if tx.profile.leave_rebalances_per_member and tx.state == PREPARING_REBALANCE:
                     maybe_complete_join_phase(tx)
                 error = None
+                # ``Profile.pending_leave_rebalances``: off, a pending member's leave only drops it
+                counts = tx.profile.pending_leave_rebalances
             else:
                 error = validate_member(tx, x.member_id, x.group_instance_id)
                 if error is None:
                     _remove_current_member(tx, x.member_id)
-            if error is None:
+            if error is None and counts:
                 any_removed = True
             results.append(
                 MemberResult(
