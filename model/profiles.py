@@ -331,6 +331,13 @@ class Profile:
     # removed, pending ones included, then ``maybePrepareRebalanceOrCompleteJoin``; 4.3.1 went
     # PreparingRebalance so). Off: the pending member is dropped and nothing else happens.
     pending_leave_rebalances: bool = True
+    # A static member that rejoins under a new id into a Stable group with its old protocols is
+    # answered at once; below JoinGroup v9 the answer names the *old* leader id and no members,
+    # so a replaced leader does not assign again (``GroupMetadataManager``'s static-member
+    # replacement: ``supportsSkippingAssignment`` else ``setLeader(currentLeader)``); from v9 a
+    # leader gets the member list with ``SkipAssignment`` (KIP-814). Off: the KIP-814 answer at
+    # every version (the field itself exists from v9 only).
+    static_rejoin_old_leader_below_v9: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -361,6 +368,7 @@ IMPLEMENTATION_SWITCHES = (
     "any_join_sets_protocol_type",
     "join_waits_for_pending_members",
     "pending_leave_rebalances",
+    "static_rejoin_old_leader_below_v9",
 )
 
 

@@ -258,6 +258,18 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "--implementation kfake --seed 2`",
             proofs=("traces/known/kfake/leavegroup-pending-member-no-rebalance.json",),
         ),
+        Switch(
+            name="static_rejoin_old_leader_below_v9",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `replaceStaticMember` "
+            "l.985-996: in a Stable group a replaced leader becomes the new id (`g.leader = "
+            "memberID`) and `fillJoinResp` answers it as the leader, with the member list, at "
+            "every version (`SkipAssignment` set, which v0-8 cannot carry). Found by `kgc check "
+            "--implementation kfake --seed 2`",
+            proofs=(
+                "traces/known/kfake/joingroup-static-leader-replaced-answered-as-leader-v7.json",
+            ),
+        ),
     ),
     TANSU: (
         Switch(

@@ -401,10 +401,12 @@ def _replace_static_member(
             version = cmd.version
             m = tx.members[new_id]
             is_leader = tx.leader == (new_id,)
-            if version >= 9:  # KIP-814: the leader is told to skip the assignment
+            # KIP-814 (v9+): the leader is told to skip the assignment; an implementation may
+            # answer so at every version (``Profile.static_rejoin_old_leader_below_v9``)
+            if version >= 9 or not profile.static_rejoin_old_leader_below_v9:
                 answer = replace(
                     _current_generation_answer(tx, new_id, version, is_leader),
-                    skip_assignment=is_leader,
+                    skip_assignment=is_leader and version >= 9,
                 )
             else:
                 answer = replace(
