@@ -49,10 +49,11 @@ def test_every_target_has_a_row_with_its_exact_version(card):
 
 
 # How deep each row's search must go (cells reached, of the countable ones), seed 1 of the ci
-# profile: Apache Kafka and kfake as their searches reach (4.3.1: 96 of 100, kfake: 87 of 97 in
-# the CI run of 9021f29), with room for a slower machine; tansu and the mock past the deviation
-# each search used to stop at (1 and 2 cells before their profiles, 4 and 4 after).
-DEPTH = {"apache-kafka": 0.85, "kfake": 0.70}
+# profile: Apache Kafka as its search reaches (4.3.1: 96 of 100 in the CI run of 9021f29), with
+# room for a slower machine; kfake past its profile until its two-leader bug stops the search
+# (65 of 97 when seed 1 met it, 87 when it did not); tansu and the mock past the deviation each
+# search used to stop at (1 and 2 cells before their profiles, 4 and 4 after).
+DEPTH = {"apache-kafka": 0.85, "kfake": 0.50}
 DEPTH_CELLS = {"tansu": 3, "librdkafka-mock": 3}
 
 
