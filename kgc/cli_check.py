@@ -303,7 +303,13 @@ def _rules_line(d: dict) -> str:
     names = [*(d.get("implementation_switches") or {}), *(d.get("implementation_settings") or {})]
     whose = d.get("implementation_profile") or d.get("implementation")
     given = f" ({d['profile_source']})" if d.get("profile_source") else ""
-    return f"{profile} rules + {whose} deviations{given} ({named} named: {', '.join(names)}), {why}"
+    steers = d.get("implementation_steers") or []
+    # what the search never sends to it (``implementations.STEERS``): said, not hidden
+    steered = f"; steered around: {', '.join(steers)}" if steers else ""
+    return (
+        f"{profile} rules + {whose} deviations{given} ({named} named: {', '.join(names)}"
+        f"{steered}), {why}"
+    )
 
 
 def allowance_line(result) -> str:  # noqa: ANN001

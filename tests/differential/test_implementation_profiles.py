@@ -202,6 +202,10 @@ def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> N
             assert impl != "librdkafka-mock" or RDKAFKA_COMMIT in steer.source
     assert judged_by({}, "librdkafka-mock")["implementation_steers"] == ["first_protocols_agree"]
     assert judged_by({}, "none")["implementation_steers"] == []
+    from kgc.cli_check import _rules_line
+
+    mock = judged_by({"model_profile": "kafka-3.7"}, "librdkafka-mock")
+    assert "; steered around: first_protocols_agree)" in _rules_line(mock)
 
     def join(*names: str) -> JoinGroup:
         protocols = tuple(Protocol(name=n, metadata=f"m-{n}") for n in names)

@@ -20,16 +20,14 @@ from kgc.model.commands import (
     JoinGroup,
     JoinGroupResponse,
     OffsetCommit,
-    OffsetFetch,
     OffsetFetchResponse,
     Protocol,
     SyncGroup,
     SyncGroupResponse,
-    TopicPartition,
-    TopicPartitionOffset,
 )
 from kgc.model.history import Invoke, Quiet, Receive
 from kgc.model.known_bugs import JOIN_ANSWERED_TWICE, BugWorld, refuted
+from model_harness import commit, fetch, heartbeat
 
 RANGE = (Protocol(name="range", metadata="m"),)
 
@@ -180,17 +178,11 @@ def _got(i: int, response: object) -> Receive:
 
 
 def _heartbeat(generation: int) -> Heartbeat:
-    return Heartbeat(client="c1", member_id="c1-1", generation_id=generation, version=3)
+    return heartbeat("c1", "c1-1", generation)
 
 
 def _commit(offset: int) -> OffsetCommit:
-    return OffsetCommit(
-        client="c1",
-        member_id="c1-1",
-        generation_id=2,
-        offsets=(TopicPartitionOffset(topic="t", partition=0, offset=offset),),
-        version=7,
-    )
+    return commit("c1", "c1-1", 2, (("t", 0, offset),), version=7)
 
 
 def _fetched(offset: int) -> OffsetFetchResponse:
@@ -199,7 +191,7 @@ def _fetched(offset: int) -> OffsetFetchResponse:
     )
 
 
-FETCH = OffsetFetch(client="c1", partitions=(TopicPartition(topic="t", partition=0),), version=6)
+FETCH = fetch("c1", ("t", 0))
 
 
 def _judge(*events: object) -> Checker:
