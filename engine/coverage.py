@@ -230,6 +230,9 @@ _CONSUMER_IMPOSSIBLE: dict[Cell, str] = {
     "member holding an instance id",
     ("Empty", "ConsumerGroupHeartbeat", "FENCED_INSTANCE_ID"): "an Empty group has no member "
     "holding an instance id: UNKNOWN_MEMBER_ID",
+    ("Empty", "ConsumerGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "an Empty group has no "
+    "members, and group.consumer.max.size is at least 1 (GroupMetadataManager"
+    ".throwIfConsumerGroupIsFull: numMembers() >= consumerGroupMaxSize())",
     **{
         (state, request, "GROUP_ID_NOT_FOUND"): "the group exists"
         for state in ("Empty", "Assigning", "Reconciling", "Stable")
@@ -259,7 +262,7 @@ _CONSUMER_IMPOSSIBLE: dict[Cell, str] = {
 CONSUMER_NEEDS_SETUP: dict[Cell, str] = {
     (s, "ConsumerGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "group.consumer.max.size below the "
     "suite's group sizes"
-    for s in ("Empty", "Assigning", "Reconciling", "Stable")
+    for s in ("Assigning", "Reconciling", "Stable")
 }
 
 
@@ -478,4 +481,130 @@ def _summarise_migration(reached: dict[Cell, int], policy: str) -> dict[str, Any
         "unsupported": [],
         "excluded": 0,
         "never_needs_setup": [],
+    }
+
+
+# ------------------------------------------------------------------------------ input cells
+# An input cell is (request type, version, field class): what the request's fields were to the
+# group when it was sent (``model/classic/inputs.py``), recorded by the engine on each ``Invoke`` as
+# the extra key ``input_class`` when every live model state agrees. The universe is every version
+# the run sends (``request_versions`` of its target; without one, the line's or kafka-python's) ×
+# each request's classes, less the classes a version has no field for and those the versions sent
+# cannot give at all (:func:`input_excluded`). Opt-in request types are known, not counted, as for
+# the state cells.
+InputCell = tuple[str, int, str]
+
+
+def input_versions(target: Mapping[str, Any] | None = None) -> dict[str, tuple[int, ...]]:
+    """The versions of each request type every search draws that a run against ``target``
+    sends: its negotiated ``request_versions`` (a type missing from them is not sent), else
+    every version kafka-python speaks (``RequestType.drawn_versions``) within its line's range."""
+    sent = (target or {}).get("request_versions")
+    profile = _profile_of(target) if target is not None else None
+    out: dict[str, tuple[int, ...]] = {}
+    for name in DEFAULT_REQUESTS:
+        if sent is not None:
+            if name in sent:
+                out[name] = tuple(sorted(int(v) for v in sent[name]))
+            continue
+        versions = CLASSIC_REQUESTS[name].drawn_versions
+        if profile is not None:
+            try:
+                r = profile.api_range(name)
+            except KeyError:
+                continue
+            versions = tuple(v for v in versions if r.min_version <= v <= r.max_version)
+        if versions:
+            out[name] = versions
+    return out
+
+
+def input_excluded(versions: Mapping[str, Sequence[int]]) -> dict[InputCell, str]:
+    """Cells of the sent ``versions`` × each request's classes no run can reach, with why: a
+    version without the class's field, or a class only a JoinGroup version not sent gives."""
+    from kgc.model.classic.inputs import CLASS_SINCE, INPUT_CLASSES, NEEDS_PENDING, NEEDS_STATIC
+
+    joins = [int(v) for v in versions.get("JoinGroup", ())]
+    out: dict[InputCell, str] = {}
+    for api, sent in versions.items():
+        for v in sent:
+            for cls in INPUT_CLASSES.get(api, ()):
+                since = CLASS_SINCE.get((api, cls))
+                if since is not None and v < since:
+                    out[(api, v, cls)] = (
+                        f"{api} v{v} has no field for it ({api}Request.json: from v{since})"
+                    )
+                elif (api, cls) in NEEDS_STATIC and not any(j >= 5 for j in joins):
+                    out[(api, v, cls)] = "no static member: no JoinGroup v5+ is sent (KIP-345)"
+                elif (api, cls) in NEEDS_PENDING and not any(j >= 4 for j in joins):
+                    out[(api, v, cls)] = (
+                        "no pending member: no JoinGroup v4+ is sent (KIP-394's member-id "
+                        "handshake)"
+                    )
+    return out
+
+
+def input_universe(target: Mapping[str, Any] | None = None) -> list[InputCell]:
+    """The input cells a run against ``target`` counts (module section above)."""
+    from kgc.model.classic.inputs import INPUT_CLASSES
+
+    versions = input_versions(target)
+    gone = input_excluded(versions)
+    return [
+        (api, v, cls)
+        for api, sent in versions.items()
+        for v in sent
+        for cls in INPUT_CLASSES.get(api, ())
+        if (api, v, cls) not in gone
+    ]
+
+
+def input_name(cell: InputCell) -> str:
+    """``Heartbeat v0 × member, current generation``."""
+    api, version, cls = cell
+    return f"{api} v{version} × {cls}"
+
+
+def inputs_reached(
+    events: Sequence[Event], extras: Sequence[Mapping[str, Any]]
+) -> Iterator[tuple[int, InputCell]]:
+    """Each request of one history with the input cell it reached: (event index, cell). A request
+    the live model states classed differently (``?``) reaches none."""
+    for i, e in enumerate(events):
+        if isinstance(e, Invoke):
+            cls = (extras[i] if i < len(extras) else {}).get("input_class")
+            if cls is not None and cls != "?":
+                yield i, (e.command.type, int(e.command.version), str(cls))
+
+
+def input_cells_of(
+    events: Sequence[Event], extras: Sequence[Mapping[str, Any]]
+) -> Counter[InputCell]:
+    """Count the input cells one history reached."""
+    return Counter(cell for _, cell in inputs_reached(events, extras))
+
+
+def summarise_inputs(
+    counts: Mapping[InputCell, int], target: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Reached and never-reached input cells of the universe for ``target``; ``excluded`` counts
+    the cells of the versions sent that no run can reach (:func:`input_excluded`)."""
+    from kgc.model.classic.inputs import INPUT_CLASSES
+
+    cells = input_universe(target)
+    counted = set(cells)
+    hit = [c for c in cells if counts.get(c, 0) > 0]
+    known_types = set(INPUT_CLASSES)
+    return {
+        "cells": len(cells),
+        "reached": len(hit),
+        "percent": 100.0 * len(hit) / len(cells) if cells else 0.0,
+        "never": [input_name(c) for c in cells if counts.get(c, 0) == 0],
+        # cells of types every search draws that the universe does not count (a model change)
+        "outside_universe": sorted(
+            input_name(c)
+            for c in counts
+            if c not in counted and c[0] in DEFAULT_REQUESTS and c[0] in known_types
+        ),
+        "excluded": len(input_excluded(input_versions(target))),
     }

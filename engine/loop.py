@@ -79,7 +79,9 @@ class FaultStep:
     node: int
 
 
-FaultRunner = Callable[[str, int], None]
+# Performs a nemesis action; returns the node it then saw serve the group (a runner that waits for
+# the cluster to settle, ``fault_suite.settling_runner``), or None if it did not wait for one.
+FaultRunner = Callable[[str, int], int | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +151,17 @@ class Engine:
         name = names.pop() if len(names) == 1 else None
         return "?" if name is None else name
 
+    def input_class(self, command: Request) -> dict[str, str]:
+        """``{"input_class": …}``: the field class of ``command`` every live model state agrees
+        on (``Model.input_class``, states as in :meth:`_group_state`), ``?`` when they do not;
+        empty for a model or request type without classes."""
+        states = [s for s in self.checker.states if not self.model.provisional(s)]
+        names = {self.model.input_class(s, command) for s in states or self.checker.states}
+        names.discard(None)
+        if not names:
+            return {}
+        return {"input_class": str(names.pop()) if len(names) == 1 else "?"}
+
     @property
     def divergence(self) -> Divergence | None:
         return self.checker.divergence
@@ -197,7 +210,7 @@ class Engine:
                 self._sent_at[request_id] = at
                 self._record(
                     Invoke(step=step, at_ms=at, request_id=request_id, command=command),
-                    {"group_state": self._group_state()},
+                    {"group_state": self._group_state(), **self.input_class(command)},
                 )
         if self.divergence is None:
             self._collect(step, received)
@@ -310,8 +323,18 @@ class Engine:
                 divergence=self.divergence,
             )
         at = self.target.now_ms()
-        perform(fault.action, fault.node)
-        self._record(Fault(step=step, at_ms=at, action=fault.action, node=fault.node))
+        served_by = perform(fault.action, fault.node)
+        served_at = self.target.now_ms() if served_by is not None else None
+        self._record(
+            Fault(
+                step=step,
+                at_ms=at,
+                action=fault.action,
+                node=fault.node,
+                served_by=served_by,
+                served_at_ms=served_at,
+            )
+        )
         if self.divergence is None:
             self._collect(step, received)
         return StepResult(

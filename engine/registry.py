@@ -150,8 +150,12 @@ def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict
 
 # The Profile rules that make a line's known Kafka bug (``model/known_bugs.py``), each with the
 # value that is the protocol's contract: 2.5 - 3.2 cannot write a leader's JoinGroup answer below
-# v5 that lists a static member (``join-answered-twice``).
-KNOWN_BUG_SWITCHES = {"join_response_instance_ids_ignorable": True}
+# v5 that lists a static member (``join-answered-twice``); 2.7 - 4.1 and 4.3 let some unreadable
+# subscriptions escape ``computeSubscribedTopics`` (``join-stalled-by-subscription``).
+KNOWN_BUG_SWITCHES = {
+    "join_response_instance_ids_ignorable": True,
+    "subscription_failures_wrapped": True,
+}
 
 
 def not_apache(description: dict[str, Any]) -> bool:

@@ -373,6 +373,8 @@ def render(trace: Trace, *, width: int = 100) -> str:
             text = f"{e.at_ms:9.1f}ms  (waited for the answers the model expected)"
         elif isinstance(e, Fault):
             text = f"{e.at_ms:9.1f}ms  nemesis: {e.action} node {e.node}"
+            if e.served_by is not None and e.served_at_ms is not None:
+                text += f" (node {e.served_by} served the group at {e.served_at_ms:.1f}ms)"
         else:  # pragma: no cover - exhaustive
             text = repr(e)
         if len(text) > width:

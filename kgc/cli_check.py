@@ -3,14 +3,17 @@
 Against the embedded broker by default (started and torn down here), or any broker with
 ``--bootstrap-server``. Prints a progress line while it runs and a readable summary at the end:
 commands, examples, divergences, coverage of group-state × request × error cells (listing the cells
-never reached), and for a failure the saved trace, its readable steps and the replay command.
+never reached) and of request × version × field class input cells (``engine/coverage.py``), and
+for a failure the saved trace, its readable steps and the replay command.
 
 ``--record DIR`` also writes every executed example's trace into ``DIR`` as a trace corpus (one
 JSONL file per example under ``DIR/<implementation>-<version>-<mode>/``), ready for
 ``kgc report DIR --out …`` and ``kgc analyze``; existing files are never replaced.
 
 ``--opt-in DeleteGroups --opt-in OffsetDelete`` (or ``ListGroups``) adds the rules of request types
-the classic search leaves out by default (``model/requests.py`` ``OPT_IN_REQUESTS``).
+the classic search leaves out by default (``model/requests.py`` ``OPT_IN_REQUESTS``);
+``--opt-in TxnOffsetCommit`` (or any of InitProducerId, AddOffsetsToTxn, EndTxn) the whole
+transactional offsets path (``opt_in_closure``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from kgc.cli import UserError
 from kgc.cli_replay import LAUNCHABLE
 from kgc.conformance.brokers.implementations import LAUNCHERS, NO_PROFILE
 from kgc.conformance.drivers.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
-from kgc.model.requests import OPT_IN_REQUESTS
+from kgc.model.requests import OPT_IN_REQUESTS, opt_in_closure
 
 PROFILED = (*LAUNCHERS, NO_PROFILE)  # what ``--implementation-profile`` takes
 
@@ -131,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         prepare_record_dir,
         run_suite,
     )
-    from kgc.engine.coverage import summarise
+    from kgc.engine.coverage import summarise, summarise_inputs
 
     if args.profile not in SEARCH_PROFILES:
         raise UserError(
@@ -174,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             "protocol": args.protocol,
             "shrink_budget_s": args.shrink_budget,
             "minimize_budget_s": args.minimize_budget or None,
-            "opt_in": tuple(dict.fromkeys(args.opt_in)),
+            "opt_in": opt_in_closure(tuple(args.opt_in)),
         }
         if args.workers > 1:
             from kgc.conformance.drivers.workers import run_workers
@@ -193,14 +196,17 @@ def run(args: argparse.Namespace) -> int:
         protocol=args.protocol,
         target=result.target,
     )
+    inputs = summarise_inputs(result.input_coverage, target=result.target)
     if args.json:
         out = describe_result(result)
         out["coverage_summary"] = cov
+        if args.protocol == "classic":
+            out["input_coverage_summary"] = inputs
         out["judged_by"] = _rules_line(result.target)
         json.dump(out, sys.stdout, indent=1, sort_keys=True, default=str)
         print()
     else:
-        print(_summary(result, cov, args))
+        print(_summary(result, cov, args, inputs if args.protocol == "classic" else None))
     if result.record_error is not None:
         print(f"kgc check: error: {result.record_error}", file=sys.stderr)
         return 2
@@ -320,7 +326,7 @@ def allowance_line(result) -> str:  # noqa: ANN001
     return f"{used} (of {result.passed} passing examples, each needed only by so many)"
 
 
-def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN001
+def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = None) -> str:  # noqa: ANN001
     from kgc.properties.machine import SESSION_TIMEOUTS_MS
 
     # time spent outside ticks; with workers, summed over them (their ticks are summed too)
@@ -349,6 +355,12 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]
+    if inputs is not None:
+        lines.append(
+            f"  inputs       {inputs['reached']} of {inputs['cells']} request × version × field "
+            f"class cells reached ({inputs['percent']:.0f}%; {inputs['excluded']} left out: a "
+            "version without the field, or a class no version sent can give)"
+        )
     lines.extend(known_bug_lines(result, indent="  "))
     scale = result.target.get("time_scale")
     if scale:
@@ -400,6 +412,12 @@ def _summary(result, cov: dict, args: argparse.Namespace) -> str:  # noqa: ANN00
             lines.append(f"    {cell}")
         if len(never) > 40:
             lines.append(f"    … and {len(never) - 40} more (--json lists all)")
+    missed = inputs["never"] if inputs is not None else []
+    if missed:
+        lines.append(f"  inputs never sent ({len(missed)}):")
+        lines.extend(f"    {cell}" for cell in missed[:20])
+        if len(missed) > 20:
+            lines.append(f"    … and {len(missed) - 20} more (--json lists all)")
     if not result.ok:
         assumed = sorted(k for k, v in sources.items() if v == "assumed")
         if assumed:

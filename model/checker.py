@@ -75,6 +75,12 @@ class Model(ABC, Generic[S]):
     def fault(self, state: S, *, action: str, node: int, at_ms: float) -> Iterable[S]:
         """Apply a nemesis action. Models that do not model faults return ``[state]``."""
 
+    def served(self, state: S, *, node: int, at_ms: float) -> Iterable[S]:
+        """After a nemesis action, the runner saw ``node`` serve the group at ``at_ms`` (the
+        ``Fault`` event's ``served_by``/``served_at_ms``). Models with a coordinator failover keep
+        the worlds that agree; the others return ``[state]``."""
+        return [state]
+
     def provisional(self, state: S) -> bool:
         """Whether ``state`` holds a request back in case the broker handles a later one first.
         While another state lives, such states do not count in :meth:`Checker.due`."""
@@ -88,6 +94,12 @@ class Model(ABC, Generic[S]):
     def timers(self, state: S) -> list[tuple[float, str, str]]:
         """Every pending timer as (deadline ms, kind name, key), sorted by deadline."""
         return []
+
+    def input_class(self, state: S, command: Request) -> str | None:
+        """What ``command``'s fields are to the group in ``state``, in the classes that change
+        Kafka's answer (``classic/inputs.py``; recorded on each ``Invoke`` for the input cells of
+        ``engine/coverage.py``); None for a model or request type without classes."""
+        return None
 
     def hold_ms(self) -> float:
         """How long the target may hold an answer every state owes before it answers it at all
@@ -285,7 +297,12 @@ class Checker(Generic[S]):
                 if not owed or all(at > cutoff for _, at in owed.values()):
                     out.append(s)
             elif isinstance(event, Fault):
-                out.extend(model.fault(s, action=event.action, node=event.node, at_ms=event.at_ms))
+                after = model.fault(s, action=event.action, node=event.node, at_ms=event.at_ms)
+                if event.served_by is None or event.served_at_ms is None:
+                    out.extend(after)
+                    continue
+                for a in after:
+                    out.extend(model.served(a, node=event.served_by, at_ms=event.served_at_ms))
         return out
 
     def _allowed(self, state: S, event: Event) -> str:

@@ -46,15 +46,20 @@ from typing import Any, Final
 from kgc.model.commands import (
     NO_GENERATION,
     NO_MEMBER_ID,
+    AddOffsetsToTxn,
     Assignment,
     ConsumerGroupDescribe,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
     DeleteGroups,
     DescribeGroups,
+    EndTxn,
+    EndTxnResponse,
     FindCoordinator,
     Heartbeat,
     HeartbeatResponse,
+    InitProducerId,
+    InitProducerIdResponse,
     JoinGroup,
     JoinGroupResponse,
     LeaveGroup,
@@ -70,6 +75,7 @@ from kgc.model.commands import (
     SyncGroupResponse,
     TopicPartition,
     TopicPartitionOffset,
+    TxnOffsetCommit,
 )
 from kgc.model.errors import (
     FENCED_INSTANCE_ID,
@@ -608,4 +614,88 @@ class ConsumerView:
             version=version,
             member_id=member_id,
             member_epoch=member_epoch,
+        )
+
+
+# ------------------------------------------------------------------ the transactional producer
+
+
+@dataclass(slots=True)
+class ProducerView:
+    """What a transactional producer (one simulated client, one symbolic transactional id) knows,
+    learned only from its own answers: its producer id and epoch, and the epoch it had before
+    another InitProducerId fenced it (what a zombie of it sends). The offsets it commits in a
+    transaction are a consumer's: :meth:`txn_offset_commit` takes that consumer's member id and
+    generation (``classic/transactions.py``)."""
+
+    client: str
+    transactional_id: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+    fenced_epoch: int | None = None  # the epoch a later InitProducerId fenced
+
+    def learn(self, response: Response) -> None:
+        if isinstance(response, InitProducerIdResponse) and response.error == NONE:
+            if self.producer_epoch >= 0:
+                self.fenced_epoch = self.producer_epoch
+            self.producer_id, self.producer_epoch = response.producer_id, response.producer_epoch
+        elif (
+            isinstance(response, EndTxnResponse)
+            and response.error == NONE
+            and response.producer_epoch >= 0  # v5 (KIP-890): the epoch to go on with
+        ):
+            self.producer_epoch = response.producer_epoch
+
+    def epoch(self, which: str) -> int:
+        """``current``, or ``fenced``: the one before the last InitProducerId (else current)."""
+        if which == "fenced" and self.fenced_epoch is not None:
+            return self.fenced_epoch
+        return self.producer_epoch
+
+    def init_producer_id(self, *, version: int) -> InitProducerId:
+        return InitProducerId(
+            client=self.client, transactional_id=self.transactional_id, version=version
+        )
+
+    def add_offsets_to_txn(self, *, version: int, epoch: str = "current") -> AddOffsetsToTxn:
+        return AddOffsetsToTxn(
+            client=self.client,
+            transactional_id=self.transactional_id,
+            producer_id=self.producer_id,
+            producer_epoch=self.epoch(epoch),
+            version=version,
+        )
+
+    def txn_offset_commit(
+        self,
+        *,
+        version: int,
+        offsets: tuple[TopicPartitionOffset, ...],
+        member_id: str = NO_MEMBER_ID,
+        generation_id: int = NO_GENERATION,
+        group_instance_id: str | None = None,
+        epoch: str = "current",
+    ) -> TxnOffsetCommit:
+        """TxnOffsetCommit; the member fields only from v3, which carries them (KIP-447)."""
+        member = version >= 3
+        return TxnOffsetCommit(
+            client=self.client,
+            transactional_id=self.transactional_id,
+            producer_id=self.producer_id,
+            producer_epoch=self.epoch(epoch),
+            member_id=member_id if member else NO_MEMBER_ID,
+            generation_id=generation_id if member else NO_GENERATION,
+            group_instance_id=group_instance_id if member else None,
+            offsets=offsets,
+            version=version,
+        )
+
+    def end_txn(self, *, version: int, committed: bool, epoch: str = "current") -> EndTxn:
+        return EndTxn(
+            client=self.client,
+            transactional_id=self.transactional_id,
+            producer_id=self.producer_id,
+            producer_epoch=self.epoch(epoch),
+            committed=committed,
+            version=version,
         )

@@ -157,6 +157,9 @@ class OffsetFetch:
     # or a client outside group management (``OffsetFetchRequest.json``)
     member_id: str | None = None
     member_epoch: int = -1
+    # v7+ (KIP-447): answer ``UNSTABLE_OFFSET_COMMIT`` for a partition a transaction still has
+    # pending offsets for, instead of its committed offset; not sent below v7
+    require_stable: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,6 +207,64 @@ class OffsetDelete:
     type: ClassVar[str] = "OffsetDelete"
     client: str
     partitions: tuple[TopicPartition, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitProducerId:
+    """InitProducerId (KIP-98, ``InitProducerIdRequest.json``) for a transactional id, sent to its
+    transaction coordinator. ``transactional_id`` is symbolic (``t1``; the wire prefixes the run's
+    group id); the request names no producer id or epoch (-1/-1: a producer starting, which fences
+    every earlier epoch)."""
+
+    type: ClassVar[str] = "InitProducerId"
+    client: str
+    transactional_id: str
+    transaction_timeout_ms: int = 60000
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddOffsetsToTxn:
+    """AddOffsetsToTxn (``AddOffsetsToTxnRequest.json``): add the run's group's offsets partition to
+    the transaction. ``producer_id`` is symbolic (the n-th producer id the run saw: ``n``)."""
+
+    type: ClassVar[str] = "AddOffsetsToTxn"
+    client: str
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommit:
+    """TxnOffsetCommit (KIP-98; member fields v3+, KIP-447) of the run's group, sent to the group
+    coordinator: offsets pending in the transaction until its marker commits or aborts them."""
+
+    type: ClassVar[str] = "TxnOffsetCommit"
+    client: str
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    member_id: str = ""
+    generation_id: int = -1
+    group_instance_id: str | None = None
+    offsets: tuple[TopicPartitionOffset, ...]
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndTxn:
+    """EndTxn (``EndTxnRequest.json``): commit (``committed``) or abort the transaction; v5 is
+    transaction version 2 (KIP-890), whose answer names the bumped epoch."""
+
+    type: ClassVar[str] = "EndTxn"
+    client: str
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool
     version: int
 
 
@@ -264,6 +325,10 @@ Request: TypeAlias = (
     | OffsetDelete
     | ConsumerGroupHeartbeat
     | ConsumerGroupDescribe
+    | InitProducerId
+    | AddOffsetsToTxn
+    | TxnOffsetCommit
+    | EndTxn
 )
 Command: TypeAlias = Request | Tick
 
@@ -439,6 +504,46 @@ class OffsetDeleteResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InitProducerIdResponse:
+    """``producer_id`` symbolic (1 for the first producer id the run saw, …; -1 on an error)."""
+
+    type: ClassVar[str] = "InitProducerIdResponse"
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddOffsetsToTxnResponse:
+    type: ClassVar[str] = "AddOffsetsToTxnResponse"
+    error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponse:
+    """One error per partition, sorted by (topic, partition); ``error`` as OffsetCommit's."""
+
+    type: ClassVar[str] = "TxnOffsetCommitResponse"
+    partitions: tuple[PartitionError, ...]
+
+    @property
+    def error(self) -> str:
+        """The first partition error other than ``NONE``, else ``NONE`` (not a field)."""
+        return next((p.error for p in self.partitions if p.error != NONE), NONE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndTxnResponse:
+    """``producer_id``/``producer_epoch`` exist from v5 (KIP-890): the epoch the producer goes on
+    with; -1 below v5 and on an error."""
+
+    type: ClassVar[str] = "EndTxnResponse"
+    error: str
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConnectionClosed:
     """What a broker did instead of answering: it closed (or refused) the connection the request
     was sent on. Kafka answers every request it offers (a version it does not speak gets
@@ -507,6 +612,10 @@ Response: TypeAlias = (
     | OffsetDeleteResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
+    | InitProducerIdResponse
+    | AddOffsetsToTxnResponse
+    | TxnOffsetCommitResponse
+    | EndTxnResponse
     | ConnectionClosed
 )
 

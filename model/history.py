@@ -77,6 +77,9 @@ class Fault:
     at_ms: float
     action: str  # kill | pause | resume | restart
     node: int
+    # the node the runner then saw serve the group, and when (``settle``): None if it did not wait
+    served_by: int | None = None
+    served_at_ms: float | None = None
 
 
 Event: TypeAlias = Invoke | Receive | Tick | Quiet | Fault
@@ -97,6 +100,9 @@ def event_to_json(event: Event) -> dict[str, Any]:
     elif isinstance(event, Fault):
         out["action"] = event.action
         out["node"] = event.node
+        if event.served_by is not None:
+            out["served_by"] = event.served_by
+            out["served_at_ms"] = event.served_at_ms
     return out
 
 
@@ -146,10 +152,20 @@ def event_from_json(obj: Any) -> Event:
     if kind == "quiet":
         return Quiet(step=step, at_ms=at_ms)
     if kind == "fault":
+        served_by = served_at = None
+        if "served_by" in obj or "served_at_ms" in obj:
+            served_by = _field(obj, "served_by", int)
+            served_at = float(_field(obj, "served_at_ms", (int, float)))
+            if served_at < at_ms:
+                raise TraceFormatError(
+                    f"field 'served_at_ms': {served_at} is before the fault at {at_ms}"
+                )
         return Fault(
             step=step,
             at_ms=at_ms,
             action=_field(obj, "action", str),
             node=_field(obj, "node", int),
+            served_by=served_by,
+            served_at_ms=served_at,
         )
     raise TraceFormatError(f"field 'kind': unknown event kind {kind!r}")

@@ -13,7 +13,7 @@ possible does not excuse a broker that took another branch.
 Each bug has a proof: a broker test that holds the broker to the contract and fails on the
 releases with the bug (a strict xfail there), and passes on the release that fixed it.
 
-The one bug known so far:
+Two bugs are known so far.
 
 ``join-answered-twice`` (Kafka 2.5 - 3.2; fixed in 3.3 by making the field ignorable). A leader
 whose JoinGroup is below v5 gets the member list without instance ids, but until 3.3 the
@@ -47,7 +47,21 @@ store nor the generation counter (so a bug world keeps judging those answers,
   above the bug's plus twice the JoinGroups, plus the LeaveGroups sent since, plus the members the
   group had, refutes the world.
 
-The bug's releases are Apache Kafka's: a bug world arises only on an Apache target
+``join-stalled-by-subscription`` (Kafka 2.7 - 4.1 and 4.3; fixed in 4.2.2 and 4.4.0). With
+protocol type ``consumer``, ``initNextGeneration`` reads each member's metadata for the chosen
+protocol as a subscription (``computeSubscribedTopics``), catching only ``SchemaException``; the
+generated reader of 2.7 on throws other exceptions for some malformed inputs, which leave the join
+phase's completion after the generation was bumped: no member is answered, and the Scala
+coordinator never completes that phase again (its ``DelayedJoin`` is spent and a group in
+PreparingRebalance cannot prepare another). Which inputs escape on which line:
+``classic/subscription.py``. Proof: ``tests/findings/test_consumer_metadata.py`` (no answer on the
+lines with it, an answer on the others). What still holds is the same as for the first bug, but
+the leader: the bug touches neither the offsets store nor the generation counter's rule (each
+later completion, if any, needs a trigger), and no JoinGroup is answered ``NONE`` for the stalled
+phase's generation (``initNextGeneration`` bumped it before it threw: a later completion, on a
+coordinator that attempts one, is one higher).
+
+The first bug's releases are Apache Kafka's: a bug world arises only on an Apache target
 (``Profile.join_response_instance_ids_ignorable`` is switched on for another implementation
 judged by those lines' rules, ``engine/registry.model_manifest``).
 """
@@ -96,7 +110,19 @@ JOIN_ANSWERED_TWICE = KnownBug(
     story="docs/release-lines.md, 'A Kafka bug the sweep found'",
 )
 
-KNOWN_BUGS: dict[str, KnownBug] = {b.key: b for b in (JOIN_ANSWERED_TWICE,)}
+JOIN_STALLED_BY_SUBSCRIPTION = KnownBug(
+    key="join-stalled-by-subscription",
+    title="a consumer-protocol JoinGroup whose subscription the coordinator cannot read throws "
+    "past computeSubscribedTopics' SchemaException catch, and the join phase never completes",
+    releases="2.7 - 4.1, 4.3 (2.7: negative lengths and user data past the end only)",
+    fixed_in="4.2.2 and 4.4.0 (ConsumerProtocol wraps every RuntimeException)",
+    proof="tests/findings/test_consumer_metadata.py",
+    story="model/classic/subscription.py",
+)
+
+KNOWN_BUGS: dict[str, KnownBug] = {
+    b.key: b for b in (JOIN_ANSWERED_TWICE, JOIN_STALLED_BY_SUBSCRIPTION)
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,8 +170,6 @@ def refuted(world: BugWorld, event: Event) -> bool:
 
 def after_event(world: BugWorld, event: Event) -> BugWorld | None:
     """``world`` once ``event`` happened in it, or None if it cannot (:func:`refuted`)."""
-    if world.key != JOIN_ANSWERED_TWICE.key:
-        return world
     if isinstance(event, Invoke):
         return _sent(world, event.request_id, event.command)
     if not isinstance(event, Receive):
@@ -158,10 +182,14 @@ def after_event(world: BugWorld, event: Event) -> BugWorld | None:
         if _accepted(r) and not world.generation_possible(generation):
             return None
     if isinstance(r, JoinGroupResponse) and r.error == NONE:
-        if r.generation_id == world.generation_id and (
-            r.leader != world.leader or r.member_id == world.leader
+        if (
+            world.key == JOIN_ANSWERED_TWICE.key
+            and r.generation_id == world.generation_id
+            and (r.leader != world.leader or r.member_id == world.leader)
         ):
             return None
+        if world.key == JOIN_STALLED_BY_SUBSCRIPTION.key and r.generation_id == world.generation_id:
+            return None  # the stalled phase answers nobody: a later one completes one higher
         if not world.generation_possible(r.generation_id):
             return None
     if isinstance(r, OffsetFetchResponse) and r.error == NONE:

@@ -242,6 +242,24 @@ class Profile:
     # until the periodic cleanup (``GroupConfig.empty_group_may_vanish``). Rule 6 of
     # ``classic/delete.py``.
     offset_delete_drops_empty_group: bool = False
+    # How ``computeSubscribedTopics`` reads a consumer-protocol member's subscription, which
+    # failures it catches and which escape it and stall the join phase forever (the known bug
+    # ``join-stalled-by-subscription``): ``classic/subscription.py`` names each reader with its
+    # source. "struct" before 2.7 (1.x never reads one), "generated" in 2.7, "checked" from 2.8;
+    # and in 4.2.2 and 4.4.0 ``deserializeConsumerProtocolSubscription`` wraps every
+    # ``RuntimeException`` into a ``SchemaException`` (``subscription_failures_wrapped``; 4.3.1's
+    # does not), so every failure is caught there.
+    subscription_reader: str = "checked"
+    subscription_failures_wrapped: bool = False
+    # A TxnOffsetCommit to a group that does not exist creates it, Empty, whatever its generation
+    # and before the transaction is verified: 3.9 ``GroupCoordinator.handleTxnCommitOffsets``
+    # (``groupManager.getGroup(groupId).getOrElse(addGroup(new GroupMetadata(groupId, Empty,
+    # time)))``), so a generation >= 0 then fails member validation (UNKNOWN_MEMBER_ID) in a group
+    # that stays. 4.x creates a simple group only for a generation < 0, once the transaction is
+    # verified, and answers any other generation ILLEGAL_GENERATION
+    # (``OffsetMetadataManager.validateTransactionalOffsetCommit``). Rule T4 of
+    # ``classic/transactions.py``.
+    txn_commit_creates_group_first: bool = False
 
     # --- implementation switches: where another implementation differs from every Apache
     # release, named in its profile (``conformance/brokers/implementations.py`` ``SWITCHES``, with
@@ -338,6 +356,12 @@ class Profile:
     # leader gets the member list with ``SkipAssignment`` (KIP-814). Off: the KIP-814 answer at
     # every version (the field itself exists from v9 only).
     static_rejoin_old_leader_below_v9: bool = True
+    # JoinGroup v0 carries no rebalance timeout: Kafka takes the member's session timeout for it
+    # (``JoinGroupRequest.maybeOverrideRebalanceTimeout``, clients 4.3.1 and before: "Version 0 has
+    # no rebalance timeout, so we use the session timeout").
+    # Off: a v0 member's rebalance timeout is 0, so a join phase among v0 members ends at once,
+    # without the members that have not rejoined.
+    v0_join_rebalance_timeout_is_session: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -369,6 +393,7 @@ IMPLEMENTATION_SWITCHES = (
     "join_waits_for_pending_members",
     "pending_leave_rebalances",
     "static_rejoin_old_leader_below_v9",
+    "v0_join_rebalance_timeout_is_session",
 )
 
 
@@ -415,6 +440,11 @@ KAFKA_4_X = Profile(
         OffsetFetch=(1, 10),
         DescribeGroups=(0, 6),
         FindCoordinator=(0, 6),
+        # 4.3.1 *Request.json (InitProducerId v6, 2PC, is "latestVersionUnstable": not offered)
+        InitProducerId=(0, 5),
+        AddOffsetsToTxn=(0, 4),
+        TxnOffsetCommit=(0, 5),
+        EndTxn=(0, 5),
     ),
     sync_in_stable_reschedules_heartbeat=False,
     new_member_added_only_in_generation_0=False,
@@ -445,6 +475,11 @@ KAFKA_3_9 = Profile(
         OffsetFetch=(1, 9),
         DescribeGroups=(0, 5),
         FindCoordinator=(0, 6),
+        # 3.9.2 *Request.json: no transaction version 2 (TxnOffsetCommit v5, EndTxn v5)
+        InitProducerId=(0, 5),
+        AddOffsetsToTxn=(0, 4),
+        TxnOffsetCommit=(0, 4),
+        EndTxn=(0, 4),
     ),
     sync_in_stable_reschedules_heartbeat=True,
     new_member_added_only_in_generation_0=True,
@@ -459,6 +494,7 @@ KAFKA_3_9 = Profile(
     one_coordinator_timer=False,
     new_group_writes_empty_record=False,
     offset_delete_drops_empty_group=True,
+    txn_commit_creates_group_first=True,
 )
 
 _RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.\d+)*(?:-[0-9A-Za-z.]+)?")
@@ -533,6 +569,7 @@ _BEFORE_3_0: dict[str, Any] = {**_BEFORE_3_3, "unknown_instance_id_rejected": Fa
 _BEFORE_2_6: dict[str, Any] = {
     **_NO_SYNC_DEADLINE,
     **_BEFORE_3_0,
+    "subscription_reader": "struct",
     "heartbeat_awaiting_sync_is_rebalancing": True,
     "max_size_limits_unknown_members_only": True,
 }
@@ -540,6 +577,7 @@ _BEFORE_2_6: dict[str, Any] = {
 _BEFORE_2_8: dict[str, Any] = {"max_size_refusal_forgets_instance": True}
 _1_X: dict[str, Any] = {
     **_BEFORE_2_6,
+    "subscription_reader": "struct",
     "join_error_generation_id": 0,
     "heartbeat_awaiting_sync_skips_generation": True,
     "commit_completing_rebalance_first": True,
@@ -556,8 +594,8 @@ _SCALA_SWITCHES: dict[str, dict[str, Any]] = {
         "static_rejoin_answered_in_completing": True,
     },
     "2.5": {**_BEFORE_2_6, **_BEFORE_2_8, "static_rejoin_checks_protocol": False},
-    "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0, **_BEFORE_2_8},
-    "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0, **_BEFORE_2_8},
+    "2.6": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0, **_BEFORE_2_8, "subscription_reader": "struct"},
+    "2.7": {**_NO_SYNC_DEADLINE, **_BEFORE_3_0, **_BEFORE_2_8, "subscription_reader": "generated"},
     "2.8": _BEFORE_3_0,
     "3.0": {**_BEFORE_3_3, "simple_commit_checked_first": False},
     "3.1": {**_BEFORE_3_3, "simple_commit_checked_first": False},
@@ -571,7 +609,10 @@ _JAVA_LINES: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {
     for line, latest, top in (("4.0", "4.0.2", 9), ("4.1", "4.1.2", 9), ("4.2", "4.2.2", 10),
                               ("4.4", "4.4.0", 10))
 }  # fmt: skip
-_JAVA_SWITCHES: dict[str, dict[str, Any]] = {}
+_JAVA_SWITCHES: dict[str, dict[str, Any]] = {
+    "4.2": {"subscription_failures_wrapped": True},
+    "4.4": {"subscription_failures_wrapped": True},
+}
 
 
 def _line_profile(

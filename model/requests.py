@@ -4,8 +4,13 @@ A request type is known to every layer by its name (``"JoinGroup"``). What the l
 wire need to know of it is written here once, in a :class:`RequestType`:
 
 * its API key (``apis.KEYS``, Kafka's ``ApiKeys``) and its model records (``commands.py``);
-* the versions the differential search draws by default (``properties/machine.py``
-  ``DEFAULT_VERSIONS``; a broker and a release line narrow them, ``conformance/wire/negotiate.py``);
+* the versions the differential search draws: every version kafka-python 3.0.12 generates
+  (its JSON message specs), so every version both sides speak is drawn once a broker's ApiVersions
+  answer and the judging release line narrow them (``conformance/wire/negotiate.py``,
+  ``properties/machine.py`` ``line_versions``). The versions the search drew before it drew them
+  all come first (:func:`every_version`): a draw shrinks towards them, the versions real clients
+  send and on each side of KIP-394 and KIP-345, and seeded searches keep finding what they found
+  (``tests/quality``); the others follow, oldest first;
 * its coverage cells: the errors Kafka's classic group coordinator can answer it with
   (``GroupMetadataManager``/``GroupCoordinator``), crossed with the group states by
   ``engine/coverage.py``;
@@ -18,13 +23,21 @@ Its wire side (kafka-python class, builder, decoder) is ``conformance/wire/reque
 (``classic/group.py`` ``HANDLERS``). Which versions a release line answers is that line's rule
 (``profiles.Profile.api_range``).
 
-Default versions, chosen so each behaviour difference between versions is drawn: JoinGroup v3 is
-before KIP-394's member-id handshake, v4+ after it; v5+ carries group.instance.id (KIP-345).
-SyncGroup v5 names the protocol (KIP-559), so a wrong one can be sent (``misuse``); OffsetCommit
-v9 and DescribeGroups v6 (4.x) answer a missing group GROUP_ID_NOT_FOUND. ListGroups v2 is the
-last one before flexible versions, v4 filters by state and names it (KIP-518), v5 filters by type
-and names it (KIP-848). DeleteGroups v0 and v1 are the same request, v2 the flexible one;
-OffsetDelete has v0 only.
+What each version changes, and where the model holds it (Kafka 4.3.1's message specs,
+``common/message/*Request.json``; 3.9.2's Scala coordinator for the lines before 4.0):
+JoinGroup v0 has no rebalance timeout, Kafka takes the session timeout
+(``JoinGroupRequest.maybeOverrideRebalanceTimeout``; ``classic/join.py``); v0-3 add a new member
+at once, v4+ ask for the member id first (KIP-394, ``JoinGroupRequest.requiresKnownMemberId``);
+v5+ carry ``group.instance.id`` (KIP-345) and list it to the leader; v7+ name the protocol type,
+v9 the skipped assignment (KIP-814).
+SyncGroup and Heartbeat v3+ carry the instance id; SyncGroup v5 names the protocol (KIP-559).
+LeaveGroup v0-2 remove one member and answer at the top level, v3+ a batch, by instance id too
+(``classic/leave.py``). OffsetCommit v1+ carry the generation and member id (v0: a simple commit),
+v6+ the leader epoch, v7+ the instance id, v9 answers a missing group GROUP_ID_NOT_FOUND on 4.x;
+OffsetFetch v5+ answers the leader epoch (``classic/offsets.py``). DescribeGroups v4+ show instance
+ids, v6 answers a missing group GROUP_ID_NOT_FOUND on 4.x (``classic/describe.py``). FindCoordinator
+v4+ batch the keys. ListGroups v4 filters by state and names it (KIP-518), v5 by type (KIP-848).
+DeleteGroups v0 and v1 are the same request, v2 the flexible one; OffsetDelete has v0 only.
 """
 
 from __future__ import annotations
@@ -36,6 +49,11 @@ from kgc.model import commands as m
 from kgc.model.apis import KEYS
 
 
+def every_version(first: tuple[int, ...], low: int, high: int) -> tuple[int, ...]:
+    """Versions ``low``-``high``, ``first`` first, then the others oldest first."""
+    return first + tuple(v for v in range(low, high + 1) if v not in first)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestType:
     """One request type of the classic group (module docstring)."""
@@ -43,7 +61,7 @@ class RequestType:
     name: str  # Kafka's API name, a key of ``apis.KEYS``
     command: type[Any]  # its record in ``commands.py``
     response: type[Any]  # the record of its answer
-    drawn_versions: tuple[int, ...]  # the versions the search draws by default
+    drawn_versions: tuple[int, ...]  # every version kafka-python speaks, oldest first
     errors: tuple[str, ...]  # the errors of its coverage cells
     opt_in: bool = False  # drawn, negotiated and counted only where a search asks for it
 
@@ -58,7 +76,7 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="JoinGroup",
         command=m.JoinGroup,
         response=m.JoinGroupResponse,
-        drawn_versions=(3, 5, 7),
+        drawn_versions=every_version((3, 5, 7), 0, 9),
         errors=(
             "NONE",
             "MEMBER_ID_REQUIRED",
@@ -74,7 +92,7 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="SyncGroup",
         command=m.SyncGroup,
         response=m.SyncGroupResponse,
-        drawn_versions=(3, 4, 5),
+        drawn_versions=every_version((3, 4, 5), 0, 5),
         errors=(
             "NONE",
             "UNKNOWN_MEMBER_ID",
@@ -88,7 +106,7 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="Heartbeat",
         command=m.Heartbeat,
         response=m.HeartbeatResponse,
-        drawn_versions=(3, 4),
+        drawn_versions=every_version((3, 4), 0, 4),
         errors=(
             "NONE",
             "UNKNOWN_MEMBER_ID",
@@ -101,14 +119,14 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="LeaveGroup",
         command=m.LeaveGroup,
         response=m.LeaveGroupResponse,
-        drawn_versions=(3, 4),
+        drawn_versions=every_version((3, 4), 0, 5),
         errors=("NONE", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"),
     ),
     RequestType(
         name="OffsetCommit",
         command=m.OffsetCommit,
         response=m.OffsetCommitResponse,
-        drawn_versions=(7, 8, 9),
+        drawn_versions=every_version((7, 8, 9), 2, 10),
         errors=(
             "NONE",
             "UNKNOWN_MEMBER_ID",
@@ -123,21 +141,21 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="OffsetFetch",
         command=m.OffsetFetch,
         response=m.OffsetFetchResponse,
-        drawn_versions=(6, 7),
+        drawn_versions=every_version((6, 7), 1, 10),
         errors=("NONE",),
     ),
     RequestType(
         name="DescribeGroups",
         command=m.DescribeGroups,
         response=m.DescribeGroupsResponse,
-        drawn_versions=(4, 5, 6),
+        drawn_versions=every_version((4, 5, 6), 0, 6),
         errors=("NONE", "GROUP_ID_NOT_FOUND"),
     ),
     RequestType(
         name="FindCoordinator",
         command=m.FindCoordinator,
         response=m.FindCoordinatorResponse,
-        drawn_versions=(3,),
+        drawn_versions=every_version((3,), 0, 6),
         errors=("NONE", "COORDINATOR_NOT_AVAILABLE"),
     ),
     # ``COORDINATOR_NOT_AVAILABLE`` / ``COORDINATOR_LOAD_IN_PROGRESS`` come only with a fault
@@ -145,7 +163,7 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="ListGroups",
         command=m.ListGroups,
         response=m.ListGroupsResponse,
-        drawn_versions=(2, 4, 5),
+        drawn_versions=every_version((2, 4, 5), 0, 5),
         errors=("NONE",),
         opt_in=True,
     ),
@@ -154,7 +172,7 @@ _CLASSIC: tuple[RequestType, ...] = (
         name="DeleteGroups",
         command=m.DeleteGroups,
         response=m.DeleteGroupsResponse,
-        drawn_versions=(0, 1, 2),
+        drawn_versions=tuple(range(0, 3)),
         errors=("NONE", "NON_EMPTY_GROUP", "GROUP_ID_NOT_FOUND"),
         opt_in=True,
     ),
@@ -168,6 +186,59 @@ _CLASSIC: tuple[RequestType, ...] = (
         errors=("NONE", "GROUP_SUBSCRIBED_TO_TOPIC", "GROUP_ID_NOT_FOUND", "NON_EMPTY_GROUP"),
         opt_in=True,
     ),
+    # The transactional offsets path (``classic/transactions.py``). InitProducerId v3+ carry a
+    # producer id and epoch (the suite sends -1/-1) and v4+ answer PRODUCER_FENCED where older
+    # versions get INVALID_PRODUCER_EPOCH, as AddOffsetsToTxn and EndTxn do below v2;
+    # TxnOffsetCommit v3+ carry the member (KIP-447), v4+ answer TRANSACTION_ABORTABLE where older
+    # ones get INVALID_TXN_STATE, v5 adds the offsets partition itself and EndTxn v5 bumps the epoch
+    # (transaction version 2, KIP-890: 4.x only).
+    RequestType(
+        name="InitProducerId",
+        command=m.InitProducerId,
+        response=m.InitProducerIdResponse,
+        drawn_versions=tuple(range(0, 6)),
+        errors=("NONE", "CONCURRENT_TRANSACTIONS"),
+        opt_in=True,
+    ),
+    RequestType(
+        name="AddOffsetsToTxn",
+        command=m.AddOffsetsToTxn,
+        response=m.AddOffsetsToTxnResponse,
+        drawn_versions=tuple(range(0, 5)),
+        errors=("NONE", "PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "CONCURRENT_TRANSACTIONS"),
+        opt_in=True,
+    ),
+    RequestType(
+        name="TxnOffsetCommit",
+        command=m.TxnOffsetCommit,
+        response=m.TxnOffsetCommitResponse,
+        drawn_versions=tuple(range(0, 6)),
+        errors=(
+            "NONE",
+            "ILLEGAL_GENERATION",
+            "UNKNOWN_MEMBER_ID",
+            "FENCED_INSTANCE_ID",
+            "INVALID_TXN_STATE",
+            "TRANSACTION_ABORTABLE",
+            "INVALID_PRODUCER_EPOCH",
+            "CONCURRENT_TRANSACTIONS",
+        ),
+        opt_in=True,
+    ),
+    RequestType(
+        name="EndTxn",
+        command=m.EndTxn,
+        response=m.EndTxnResponse,
+        drawn_versions=tuple(range(0, 6)),
+        errors=(
+            "NONE",
+            "INVALID_TXN_STATE",
+            "PRODUCER_FENCED",
+            "INVALID_PRODUCER_EPOCH",
+            "CONCURRENT_TRANSACTIONS",
+        ),
+        opt_in=True,
+    ),
 )
 
 #: Every classic request type, by name, in the order reports list them.
@@ -176,3 +247,19 @@ CLASSIC_REQUESTS: Final[dict[str, RequestType]] = {r.name: r for r in _CLASSIC}
 DEFAULT_REQUESTS: Final[tuple[str, ...]] = tuple(r.name for r in _CLASSIC if not r.opt_in)
 #: The request types a search draws only when asked.
 OPT_IN_REQUESTS: Final[tuple[str, ...]] = tuple(r.name for r in _CLASSIC if r.opt_in)
+#: The transactional offsets path: asking for one of them asks for all four (``opt_in_closure``).
+TRANSACTIONAL_REQUESTS: Final[tuple[str, ...]] = (
+    "InitProducerId",
+    "AddOffsetsToTxn",
+    "TxnOffsetCommit",
+    "EndTxn",
+)
+
+
+def opt_in_closure(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` with the request types each one needs to be drawn: a TxnOffsetCommit needs a
+    producer id (InitProducerId), a transaction (AddOffsetsToTxn) and its end (EndTxn)."""
+    out = list(names)
+    if set(names) & set(TRANSACTIONAL_REQUESTS):
+        out += TRANSACTIONAL_REQUESTS
+    return tuple(dict.fromkeys(out))

@@ -82,6 +82,9 @@ class _Observing(Model[Any]):
     def fault(self, state: Any, *, action: str, node: int, at_ms: float) -> Iterable[Any]:
         return self.inner.fault(state, action=action, node=node, at_ms=at_ms)
 
+    def served(self, state: Any, *, node: int, at_ms: float) -> Iterable[Any]:
+        return self.inner.served(state, node=node, at_ms=at_ms)
+
     def provisional(self, state: Any) -> bool:
         return self.inner.provisional(state)
 

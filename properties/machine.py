@@ -16,9 +16,10 @@ model-only tests). See ``kgc.conformance.drivers.suite`` for the broker front en
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,12 +34,21 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from kgc.engine.coverage import Cell, cells_of, error_of, universe
+from kgc.engine.coverage import (
+    Cell,
+    InputCell,
+    cells_of,
+    error_of,
+    input_cells_of,
+    input_universe,
+    universe,
+)
 from kgc.engine.loop import Engine, EngineConfig, StepResult
 from kgc.engine.registry import REORDER_WINDOW_MS
 from kgc.engine.target import ModelTarget, Target, TargetError
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
+from kgc.model.classic.inputs import PENDING_MEMBER
 from kgc.model.client_view import (
     INSTANCE_ID_SINCE,
     LEAVERS,
@@ -46,6 +56,7 @@ from kgc.model.client_view import (
     SYNC_PROTOCOL_SINCE,
     ZOMBIE_APIS,
     ClientView,
+    ProducerView,
     subscription,
 )
 from kgc.model.commands import (
@@ -55,6 +66,7 @@ from kgc.model.commands import (
     ConnectionClosed,
     JoinGroup,
     JoinGroupResponse,
+    OffsetFetch,
     Request,
     Response,
     Tick,
@@ -62,16 +74,20 @@ from kgc.model.commands import (
     TopicPartitionOffset,
 )
 from kgc.model.errors import (
+    CONCURRENT_TRANSACTIONS,
     INCONSISTENT_GROUP_PROTOCOL,
     NONE,
 )
-from kgc.model.requests import CLASSIC_REQUESTS, DEFAULT_REQUESTS
+from kgc.model.requests import CLASSIC_REQUESTS, DEFAULT_REQUESTS, TRANSACTIONAL_REQUESTS
 
 # what ``aim`` steers to: the universe but the cells a plain run cannot reach (a fault, a setting)
 CLASSIC_UNIVERSE = frozenset(universe())
 AIM_REQUEST = 10**9  # the request id ``_predicted`` gives a command it only asks the model about
 AIM_STATES = 4  # live model states ``_predicted`` asks (they rarely disagree on the answer)
-AIM_ANY = 2  # ``_aim``'s score of a candidate that neither reaches a new cell nor moves towards one
+AIM_ANY = 3  # ``_aim``'s score of a candidate that neither reaches a new cell nor moves towards one
+AIM_INPUT = 1  # ``_aim``'s score of one that reaches a new input cell only (a new state cell: 0)
+AIM_TOWARDS = 2  # ``_aim``'s score of one that moves the group towards a state with a new cell
+KNOWN_MEMBER_ID_SINCE = 4  # the first JoinGroup version of KIP-394's member-id handshake
 AIM_VERSIONS = 3  # version indices ``aim`` tries for each misuse (each api has at most 3)
 # requests one ``aim`` sends at most, while each serves coverage: drawn, mostly 8, shrinking to 1
 # (measured on the model, 10 seeds of ``ci``: median coverage 88 % with these; 80 % with
@@ -89,6 +105,19 @@ class AimGoal:
 
     cell: tuple[str, str]
 
+
+@dataclass(frozen=True, slots=True)
+class AimInput:
+    """A step ``aim`` takes for an input cell no one request reaches from where the group is:
+    ``cell`` is the input cell its last request reaches, for ``client``. A pending member's
+    rejoin or leave (KIP-394) needs the member-id handshake first: ``_as_pending``."""
+
+    cell: InputCell
+    client: str
+
+
+# what ``aim`` can do: send a request, reach an :class:`AimGoal`, or take an :class:`AimInput`
+Aimed = Request | AimGoal | AimInput
 
 # what the answers' cells cannot show: time passing a member's session deadline while its
 # JoinGroup or SyncGroup waits at the coordinator (Kafka keeps it: ``hasSatisfiedHeartbeat``;
@@ -207,6 +236,8 @@ class SuiteContext:
     commands: int = 0
     ticks: int = 0
     coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # request × version × field class cells reached (``engine/coverage.py`` input cells)
+    input_coverage: dict[InputCell, int] = field(default_factory=dict)
     new_group_id: Callable[[], str] | None = None
     topic: str = "kgc-suite"  # created by the front end with TOPIC_PARTITIONS partitions
     first_failure_at: float | None = None
@@ -224,6 +255,8 @@ class SuiteContext:
     # what ``aim`` steered by in the first failing example (the coverage before it, and the
     # predictable cells): Hypothesis's replays and shrinks of it must steer as it did
     aim_frozen: tuple[dict[Cell, int], frozenset[Cell]] | None = None
+    # the input cells reached before the first failing example, frozen with ``aim_frozen``
+    aim_inputs_frozen: dict[InputCell, int] | None = None
     # a rule drawn for a client that waits for an answer lets time pass instead of doing
     # nothing (``GroupMachine._busy``): on for a broker whose every first join parks for
     # ``group.initial.rebalance.delay.ms`` (Kafka's default: 3 s), where most steps were lost
@@ -244,9 +277,10 @@ class SuiteContext:
         return choices[index % len(choices)] if choices else None
 
 
-# Versions exercised by default, where the broker and its line's rules accept them
-# (``conformance/wire/negotiate.py``; KIP-896 removed the oldest ones in 4.0): each request type's
-# own (``model/requests.py``, which says why these), for the types every search draws.
+# Versions drawn, where the broker and its line's rules accept them (``conformance/wire/
+# negotiate.py``; KIP-896 removed the oldest ones in 4.0): every version kafka-python speaks
+# (``model/requests.py``, which says what each version changes), for the types every search
+# draws. Oldest first: a version index shrinks towards the oldest, simplest version.
 DEFAULT_VERSIONS: dict[str, tuple[int, ...]] = {
     name: CLASSIC_REQUESTS[name].drawn_versions for name in DEFAULT_REQUESTS
 }
@@ -263,10 +297,19 @@ MISUSES = (
     "join-no-protocol-type",
     "join-unknown-member",
     "join-oversized-member-id",
+    "join-unreadable-subscription",
     "commit-oversized-metadata",
     "commit-future-generation",
 )
 OVERSIZED_METADATA = 4097
+# Subscriptions a coordinator cannot read, each failing its own way (``model/classic/subscription
+# .py``): a topic count past the end, a topic name past the end, user data past the end. Counts
+# stay small: 2.7 allocates the claimed count first, and a huge one ends the broker.
+UNREADABLE_SUBSCRIPTIONS = (
+    "\x00\x00\x00\x00\x00\x10",
+    "\x00\x00\x00\x00\x00\x01\x00\x05ab",
+    "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09",
+)
 OVERSIZED_MEMBER_ID = 1024
 
 
@@ -276,12 +319,24 @@ def drawn_versions(api: str) -> tuple[int, ...]:
     return DEFAULT_VERSIONS.get(api) or CLASSIC_REQUESTS[api].drawn_versions
 
 
+@functools.lru_cache(maxsize=8)
+def _input_universe_cached(
+    versions: tuple[tuple[str, tuple[int, ...]], ...],
+) -> frozenset[InputCell]:
+    return frozenset(input_universe({"request_versions": dict(versions)}))
+
+
+def _input_universe_for(versions: dict[str, tuple[int, ...]]) -> frozenset[InputCell]:
+    """The input cells a search sending ``versions`` counts (``engine/coverage.py``)."""
+    return _input_universe_cached(tuple(sorted((k, tuple(v)) for k, v in versions.items())))
+
+
 def line_versions(
     model: Model[Any], opt_in: frozenset[str] = frozenset()
 ) -> dict[str, tuple[int, ...]]:
     """:data:`DEFAULT_VERSIONS` within the versions the ``model``'s release line accepts
-    (``Profile.api_ranges``), for a search no broker negotiated versions for (a model-only one);
-    empty for a model without a line."""
+    (``Profile.api_ranges``): every version both sides speak, for a search no broker negotiated
+    versions for (a model-only one); empty for a model without a line."""
     profile = getattr(getattr(model, "config", None), "profile", None)
     if profile is None or not hasattr(profile, "api_range"):
         return {}
@@ -356,6 +411,12 @@ class EngineMachine(RuleBasedStateMachine):
             frozenset(ctx.aim_predictable),
         )
         self.aim_goals_here: list[Cell] = []  # ``AimGoal`` cells ``aim`` reached in this example
+        # the input cells reached before this example, and those ``aim`` may steer to: the
+        # universe for the versions this run sends
+        self.aim_inputs_basis = (
+            ctx.aim_inputs_frozen if ctx.aim_inputs_frozen is not None else dict(ctx.input_coverage)
+        )
+        self.aim_inputs_known = _input_universe_for(ctx.versions)
         # requests ``aim`` sent in this example: one sent again counts as reaching nothing new
         # (the model may predict a cell for one world, e.g. the group deleted, that the broker
         # is not in; sending it again and again would only find out the same)
@@ -500,11 +561,19 @@ class EngineMachine(RuleBasedStateMachine):
             self._run(Tick(ms=int(ms)))
 
     # ------------------------------------------------------------------ steering
-    def _predicted(self, command: Request | AimGoal) -> tuple[set[Cell], set[str]]:
+    def aim_universe(self) -> frozenset[Cell]:
+        """The cells ``_aim`` steers to: the classic group's here; the consumer and migration
+        machines name their protocol's own (``engine/coverage.py``)."""
+        return CLASSIC_UNIVERSE
+
+    def _predicted(self, command: Aimed) -> tuple[set[Cell], set[str]]:
         """What ``command`` would do if sent now, by the model: the cells it reaches (for each
         live state, its group state and the error of the answer the model gives at once: ``NONE``
         for an answer it holds back, as a parked JoinGroup's mostly is) and the group states it
-        leaves the group in. An :class:`AimGoal` says its cell itself."""
+        leaves the group in. An :class:`AimGoal` says its cell itself; an :class:`AimInput`
+        predicts no cell (it is taken for its input cell)."""
+        if isinstance(command, AimInput):
+            return set(), set()
         if isinstance(command, AimGoal):
             here = self.engine._group_state()
             return {(here, *command.cell)}, {here}
@@ -528,20 +597,46 @@ class EngineMachine(RuleBasedStateMachine):
                 states.add(model.group_state(succ) or "?")
         return cells, states
 
+    def _input_cell(self, command: Aimed) -> InputCell | None:
+        """The input cell ``command`` would reach if sent now (``Engine.input_class``)."""
+        if isinstance(command, AimInput):
+            return command.cell
+        if isinstance(command, AimGoal):
+            return None
+        cls = self.engine.input_class(command).get("input_class")
+        if cls is None or cls == "?":
+            return None
+        return (command.type, int(command.version), cls)
+
     def _aim(
-        self, candidates: list[tuple[Request | AimGoal, Callable[[], object]]], pick: int
+        self,
+        candidates: list[tuple[Aimed, Callable[[], object]]],
+        pick: int,
+        variants: Sequence[tuple[Aimed, Callable[[], object]]] = (),
     ) -> bool:
         """Carry out a candidate that serves coverage, by the model's prediction
         (:meth:`_predicted`): first one that reaches a cell not reached yet (in the run before
-        this example, or in this example so far); else one that moves the group to another state
-        where a candidate was once predicted to reach such a cell (a leader's SyncGroup that
-        makes the group Stable); else any. ``pick`` chooses among equals. Cells reached once
-        count as done: balancing how often each was reached spends the steps on the cells of
-        the state the group is in."""
+        this example, or in this example so far); else one that reaches an input cell not
+        reached yet (``engine/coverage.py``: request × version × field class), among the
+        candidates and their ``variants`` (the same requests at the other versions, classed but
+        not predicted); else one that moves the group to another state where a candidate was
+        once predicted to reach such a cell (a leader's SyncGroup that makes the group Stable);
+        else any. ``pick`` chooses among equals. Cells reached once count as done: balancing how
+        often each was reached spends the steps on the cells of the state the group is in."""
         if self.failed_check is not None or not candidates:
             return False
         local = cells_of(self.engine.events, self.engine.extras)
-        known = CLASSIC_UNIVERSE
+        local_inputs = input_cells_of(self.engine.events, self.engine.extras)
+
+        def new_input(command: Aimed) -> bool:
+            cell = self._input_cell(command)
+            return (
+                cell is not None
+                and cell in self.aim_inputs_known
+                and not (self.aim_inputs_basis.get(cell, 0) or local_inputs.get(cell, 0))
+            )
+
+        known = self.aim_universe()
 
         for cell in self.aim_goals_here:
             local[cell] += 1
@@ -558,21 +653,32 @@ class EngineMachine(RuleBasedStateMachine):
             self.context.aim_predictable |= cells
         waiting = {cell[0] for cell in self.aim_known | self.aim_seen_here if new(cell)}
 
-        def score(command: Request | AimGoal, cells: set[Cell], states: set[str]) -> int:
+        def score(command: Aimed, cells: set[Cell], states: set[str]) -> int:
             if command in self.aim_sent:
                 return AIM_ANY
             if any(new(c) for c in cells):
                 return 0
+            if new_input(command):
+                return AIM_INPUT
             if (states - {c[0] for c in cells}) & waiting:
-                return 1
+                return AIM_TOWARDS
             return AIM_ANY
 
         scores = [
             score(command, cells, states)
             for (command, _), (cells, states) in zip(candidates, predicted, strict=True)
         ]
+        pool = list(candidates)
+        if min(scores) > AIM_INPUT:  # none reaches a new cell: a version variant may
+            seen = {c for c, _ in candidates}
+            for variant in variants:
+                command = variant[0]
+                if command not in seen and command not in self.aim_sent and new_input(command):
+                    seen.add(command)
+                    pool.append(variant)
+                    scores.append(AIM_INPUT)
         least = min(scores)
-        best = [c for c, n in zip(candidates, scores, strict=True) if n == least]
+        best = [c for c, n in zip(pool, scores, strict=True) if n == least]
         command, action = best[pick % len(best)]
         if isinstance(command, AimGoal):  # a goal is reached by doing it: count it now
             cells, _ = self._predicted(command)
@@ -592,6 +698,9 @@ class EngineMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         for cell, n in cells_of(self.engine.events, self.engine.extras).items():
             self.context.coverage[cell] = self.context.coverage.get(cell, 0) + n
+        inputs = self.context.input_coverage
+        for input_cell, n in input_cells_of(self.engine.events, self.engine.extras).items():
+            inputs[input_cell] = inputs.get(input_cell, 0) + n
         try:
             if self.context.on_example_end is not None:
                 self.context.on_example_end(self)  # may find a divergence after the bug, too
@@ -608,6 +717,7 @@ class EngineMachine(RuleBasedStateMachine):
         if self.failed_check is not None and self.context.aim_frozen is None:
             # Hypothesis now replays and shrinks this example: let every replay steer as it did
             self.context.aim_frozen = (self.aim_basis, self.aim_known)
+            self.context.aim_inputs_frozen = self.aim_inputs_basis
         if self.failed_check == "divergence":
             raise DivergenceError(self.report())
         if self.failed_check == "lost":
@@ -1085,6 +1195,10 @@ class GroupMachine(EngineMachine):
                 return dataclasses.replace(join, member_id=STRANGER)
             if kind == "join-oversized-member-id":  # Kafka bounds no member id's length
                 return dataclasses.replace(join, member_id="m" * OVERSIZED_MEMBER_ID)
+            if kind == "join-unreadable-subscription":  # the known bug of 2.7 - 4.1 and 4.3
+                metadata = UNREADABLE_SUBSCRIPTIONS[vi % len(UNREADABLE_SUBSCRIPTIONS)]
+                protocols = tuple(dataclasses.replace(p, metadata=metadata) for p in join.protocols)
+                return dataclasses.replace(join, protocols=protocols)
             return dataclasses.replace(join, protocol_type="")
         if kind == "commit-future-generation":
             offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=vi),)
@@ -1120,11 +1234,17 @@ class GroupMachine(EngineMachine):
         ``form_group``, so Hypothesis draws it often."""
         vi, pick, steps = plan
         for _ in range(steps):
-            if not self._aim(self._candidates(vi), pick):
+            if not self._aim(self._candidates(vi), pick, self._version_variants(vi)):
                 break
 
-    def _candidates(self, vi: int) -> list[tuple[Request | AimGoal, Callable[[], object]]]:
-        out: list[tuple[Request | AimGoal, Callable[[], object]]] = []
+    def _version_variants(self, vi: int) -> list[tuple[Aimed, Callable[[], object]]]:
+        """The candidates at every other version index: the same requests at the other
+        versions the run sends, for the input cells ``_aim`` steers to."""
+        most = max((len(v) for v in self.context.versions.values()), default=1)
+        return [c for k in range(1, most) for c in self._candidates(vi + k)]
+
+    def _candidates(self, vi: int) -> list[tuple[Aimed, Callable[[], object]]]:
+        out: list[tuple[Aimed, Callable[[], object]]] = []
         ctx = self.context
 
         def send(command: Request | None) -> None:
@@ -1187,6 +1307,7 @@ class GroupMachine(EngineMachine):
             for kind in MISUSES:
                 for i in range(AIM_VERSIONS):
                     send(self._misuse_command(c, vi + i, kind))
+            out.extend(self._pending_candidates(c, vi))
         out.extend(self._parked_past_session())
         if len(self.views) < MAX_CLIENTS:
             # a consumer more: what its first JoinGroup would reach (GROUP_MAX_SIZE_REACHED in a
@@ -1202,6 +1323,36 @@ class GroupMachine(EngineMachine):
             join = ctx.version("JoinGroup", vi)
             out.append((newcomer.join_group(version=join), lambda: self._newcomer(join)))
         return out
+
+    def _pending_candidates(self, client: str, vi: int) -> list[tuple[Aimed, Callable[[], object]]]:
+        """A dynamic client outside the group becomes a pending member (a JoinGroup v4+ with no
+        member id: MEMBER_ID_REQUIRED) and then rejoins or leaves under that id at the drawn
+        version: the input cells ``pending member`` (``model/classic/inputs.py``), which no one
+        request reaches (``_enter`` rejoins at once, as a consumer does)."""
+        v = self.views[client]
+        ctx = self.context
+        handshake = ctx.version_from("JoinGroup", KNOWN_MEMBER_ID_SINCE, vi)
+        if v.group_instance_id is not None or v.generation_id >= 0 or handshake is None:
+            return []
+        out: list[tuple[Aimed, Callable[[], object]]] = []
+        for api in ("JoinGroup", "LeaveGroup"):
+            version = ctx.version(api, vi)
+            step = AimInput(cell=(api, version, PENDING_MEMBER), client=client)
+            out.append((step, lambda a=api, v_=version: self._as_pending(client, a, handshake, v_)))
+        return out
+
+    def _as_pending(self, client: str, api: str, handshake: int, version: int) -> None:
+        """``_pending_candidates``' step: the handshake at ``handshake``, then ``api``."""
+        self._run(self._join_command(client, handshake, NO_MEMBER_ID))
+        v = self.views[client]
+        if not (self._idle(client) and v.member_id and v.generation_id < 0):
+            return  # not made pending (a full group, a broker without the handshake)
+        if api == "JoinGroup":
+            self._run(self._join_command(client, version, v.member_id))
+            return
+        command = v.leave_group(version=version, who="self")
+        if command is not None:
+            self._run(command)
 
     def _parked_past_session(self) -> list[tuple[AimGoal, Callable[[], object]]]:
         """Let time run past the session deadline of a member whose request is parked (each
@@ -1386,11 +1537,189 @@ class DeletingGroupMachine(GroupMachine):
             self._delete_group(admin, vi + 1)
 
 
+# whose member fields ``transact`` puts in a TxnOffsetCommit: the member's real generation, a stale
+# one, an unknown member at the real generation, none (a producer outside the group: generation -1)
+TXN_COMMITTERS = ("current", "stale", "unknown", "none")
+# how ``transact`` ends its transaction: EndTxn commit or abort, or a new InitProducerId (a
+# restarted producer) that fences the old epoch, whose requests then follow as a zombie's
+TXN_ENDINGS = ("commit", "abort", "reinit")
+# one step of a transaction on its own (``txn_step``), in any order the search draws
+TXN_STEPS = (
+    "commit-current",
+    "fetch-stable",
+    "init",
+    "add",
+    "commit-stale",
+    "commit-unknown",
+    "commit-none",
+    "end-commit",
+    "end-abort",
+    "fetch",
+    "zombie",
+)
+TXN_RETRIES = 10  # InitProducerId retries after CONCURRENT_TRANSACTIONS, TXN_BACKOFF_MS apart
+TXN_BACKOFF_MS = 100
+
+
+class TransactionalMachine(GroupMachine):
+    """:class:`GroupMachine` with the opt-in transactional offsets path (``model/requests.py``;
+    the model's ``classic/transactions.py``): one transactional producer (client ``p1``,
+    transactional id ``t1``) commits offsets for the run's group in transactions, with the member
+    fields of one of the group's consumers, as an exactly-once consume-transform-produce loop
+    does, while the consumers keep joining, syncing and committing. A class of its own for the
+    reason :class:`ListingGroupMachine` is one.
+
+    Where the answers differ: a TxnOffsetCommit with the member's generation is ``NONE`` in
+    CompletingRebalance too (a plain commit is ``REBALANCE_IN_PROGRESS``), a stale one
+    ``ILLEGAL_GENERATION``, an unknown member ``UNKNOWN_MEMBER_ID``; before AddOffsetsToTxn below
+    v5 ``INVALID_TXN_STATE``/``TRANSACTION_ABORTABLE``; an OffsetFetch with ``require_stable``
+    ``UNSTABLE_OFFSET_COMMIT`` until the marker, which EndTxn's answer comes before; a new
+    InitProducerId during a transaction ``CONCURRENT_TRANSACTIONS``, then the old epoch
+    ``PRODUCER_FENCED``/``INVALID_PRODUCER_EPOCH``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.producer = ProducerView(client="p1", transactional_id="t1")
+
+    def _learn(self, request: Any, response: Response) -> None:
+        if request.client == self.producer.client:
+            self.producer.learn(response)
+            return
+        super()._learn(request, response)
+
+    def _send(self, command: Request) -> list[Response]:
+        """Run one of the producer's commands; its answers."""
+        if not self._idle(self.producer.client):
+            return []
+        result = self._run(command)
+        return [] if result is None else [r for _, r in result.received]
+
+    def _init(self, vi: int) -> None:
+        """InitProducerId, retried as a producer retries CONCURRENT_TRANSACTIONS."""
+        version = self.context.version("InitProducerId", vi)
+        for _ in range(TXN_RETRIES):
+            answers = self._send(self.producer.init_producer_id(version=version))
+            if not any(a.error == CONCURRENT_TRANSACTIONS for a in answers):
+                return
+            self._run(Tick(ms=TXN_BACKOFF_MS))
+
+    def _add(self, vi: int, epoch: str = "current") -> None:
+        version = self.context.version("AddOffsetsToTxn", vi)
+        self._send(self.producer.add_offsets_to_txn(version=version, epoch=epoch))
+
+    def _committer(self, who: str) -> tuple[str, int, str | None]:
+        """The member fields ``who`` (:data:`TXN_COMMITTERS`) names: a consumer of the group
+        that has a generation, or none."""
+        member = next(
+            (v for _, v in sorted(self.views.items()) if v.member_id and v.generation_id >= 0),
+            None,
+        )
+        if member is None or who == "none":
+            return NO_MEMBER_ID, NO_GENERATION, None
+        instance = member.group_instance_id
+        if who == "stale":
+            return member.member_id, member.generation_id + 1, instance
+        if who == "unknown":
+            return f"{member.client}-99", member.generation_id, None
+        return member.member_id, member.generation_id, instance
+
+    def _txn_commit(self, vi: int, who: str, epoch: str = "current") -> None:
+        member_id, generation, instance = self._committer(who)
+        offsets = (TopicPartitionOffset(topic=self.topic, partition=0, offset=100 + vi),)
+        command = self.producer.txn_offset_commit(
+            version=self.context.version("TxnOffsetCommit", vi),
+            offsets=offsets,
+            member_id=member_id,
+            generation_id=generation,
+            group_instance_id=instance,
+            epoch=epoch,
+        )
+        self._send(command)
+
+    def _fetch(self, vi: int, stable: bool) -> None:
+        """OffsetFetch of partition 0 by the producer's client, ``require_stable`` at v7+."""
+        version = self.context.version_from("OffsetFetch", 7, vi) if stable else None
+        if version is None:
+            version = self.context.version("OffsetFetch", vi)
+        partitions = (TopicPartition(topic=self.topic, partition=0),)
+        self._send(
+            OffsetFetch(
+                client=self.producer.client,
+                partitions=partitions,
+                version=version,
+                require_stable=stable and version >= 7,
+            )
+        )
+
+    def _end(self, vi: int, committed: bool, epoch: str = "current") -> None:
+        version = self.context.version("EndTxn", vi)
+        self._send(self.producer.end_txn(version=version, committed=committed, epoch=epoch))
+
+    def _zombie(self, vi: int) -> None:
+        """The fenced epoch's requests, as the old producer instance still sends them."""
+        self._add(vi, epoch="fenced")
+        self._txn_commit(vi, "current", epoch="fenced")
+        self._end(vi, committed=True, epoch="fenced")
+
+    @rule(
+        plan=st.tuples(
+            VERSION_INDEX,
+            st.sampled_from(TXN_COMMITTERS),
+            st.sampled_from(TXN_ENDINGS),
+            st.booleans(),
+        )
+    )
+    def transact(self, plan: tuple[int, str, str, bool]) -> None:
+        """A macro: one transaction of the producer from start to end — InitProducerId (if it
+        has no producer id yet, or ``fresh``), AddOffsetsToTxn, a TxnOffsetCommit with the member
+        fields ``committer`` names, an OffsetFetch with ``require_stable`` while the offsets are
+        pending, the ending (:data:`TXN_ENDINGS`), and right after it a stable fetch, inside the
+        markers' window, then one after a pause. One tuple argument so it is drawn often
+        (``form_group``)."""
+        vi, committer, ending, fresh = plan
+        if self.producer.producer_id < 0 or fresh:
+            self._init(vi)
+        self._add(vi)
+        self._txn_commit(vi, committer)
+        self._fetch(vi, stable=True)
+        if ending == "reinit":
+            self._init(vi)
+            self._zombie(vi)
+        else:
+            self._end(vi, committed=ending == "commit")
+            self._fetch(vi, stable=True)
+        self._run(Tick(ms=TXN_BACKOFF_MS))
+        self._fetch(vi, stable=True)
+
+    @rule(plan=st.tuples(VERSION_INDEX, st.sampled_from(TXN_STEPS)))
+    def txn_step(self, plan: tuple[int, str]) -> None:
+        """One step of the transactional path on its own (:data:`TXN_STEPS`), so the search also
+        draws them out of order: a TxnOffsetCommit before AddOffsetsToTxn, EndTxn of an empty or
+        ended transaction, a fetch with or without ``require_stable``."""
+        vi, step = plan
+        if self.producer.producer_id < 0 and step not in ("fetch", "fetch-stable"):
+            self._init(vi)
+            return
+        if step == "init":
+            self._init(vi)
+        elif step == "add":
+            self._add(vi)
+        elif step.startswith("commit-"):
+            self._txn_commit(vi, step.removeprefix("commit-"))
+        elif step.startswith("end-"):
+            self._end(vi, committed=step == "end-commit")
+        elif step == "zombie":
+            self._zombie(vi)
+        else:
+            self._fetch(vi, stable=step == "fetch-stable")
+
+
 # the machines of the opt-in request types (``model/requests.py``), in the order their rules are
 # added to the classic machine
 OPT_IN_MACHINES: tuple[tuple[frozenset[str], type[GroupMachine]], ...] = (
     (frozenset({"ListGroups"}), ListingGroupMachine),
     (frozenset({"DeleteGroups", "OffsetDelete"}), DeletingGroupMachine),
+    (frozenset(TRANSACTIONAL_REQUESTS), TransactionalMachine),
 )
 
 

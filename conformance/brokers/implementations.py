@@ -270,6 +270,18 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
                 "traces/known/kfake/joingroup-static-leader-replaced-answered-as-leader-v7.json",
             ),
         ),
+        Switch(
+            name="v0_join_rebalance_timeout_is_session",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `maxRebalanceTimeoutMs` "
+            "l.1532-1540 times a join phase by the largest `m.join.RebalanceTimeoutMillis`, a "
+            "field JoinGroup v0 does not carry (kmsg `JoinGroupRequest`: `// v1+`), so among v0 "
+            "members it is 0 and the phase ends at once without the members that have not "
+            "rejoined; Kafka takes the session timeout (`JoinGroupRequest"
+            ".maybeOverrideRebalanceTimeout`). Found by `kgc check --implementation kfake "
+            "--profile quick --seed 1` once every JoinGroup version was drawn",
+            proofs=("traces/known/kfake/joingroup-v0-rebalance-ends-at-once.json",),
+        ),
     ),
     TANSU: (
         Switch(

@@ -165,7 +165,9 @@ class FailoverBrokerTarget(BrokerTarget):
         self._commands[request_id] = command
         try:
             conn = group.connection(command.client, node)
-            request, version = wire.encode(command, self.group_id, self._ids)
+            request, version = wire.encode(
+                command, self.group_id, self._ids, topic_ids=self._topic_ids(command)
+            )
             handle = conn.send(request, version)
         except ClientError:
             self.lost.append(request_id)  # never reached the node: no answer will come
@@ -229,10 +231,10 @@ def settle(
     *,
     coordinator_hit: bool,
     deadline_s: float = 60.0,
-) -> None:
+) -> int:
     """Wait until the group's partition has a running leader whose in-sync replicas are exactly
     the running nodes, every running node agrees on that, and (``coordinator_hit``) the leader
-    has loaded the group."""
+    has loaded the group; return that leader."""
     partition = partition_for(group_id, partitions)
     end = time.monotonic() + deadline_s
     last = ""
@@ -249,7 +251,7 @@ def settle(
             isr_ok = all(v is not None and v[1] == set(running) for v in views.values())
             if leader in running and isr_ok:
                 if not coordinator_hit or _loaded(cluster, leader, group_id):
-                    return
+                    return int(leader)
                 last = f"node {leader} still loading {group_id}"
             else:
                 last = f"leader {leader}, views {views}"
@@ -377,11 +379,13 @@ def settling_runner(
     nemesis: Nemesis, cluster: Cluster, group_id: str, partitions: int
 ) -> Callable[[str, int], None]:
     """A ``FaultRunner``: perform the action, then :func:`settle` (always waiting for the group to
-    be loaded: which node coordinates it is not assumed)."""
+    be loaded: which node coordinates it is not assumed). It returns the node that then served
+    the group, which the ``Fault`` event records with the time (the model's loading bound,
+    ``cluster_group`` rule 4)."""
 
-    def perform(action: str, node: int) -> None:
+    def perform(action: str, node: int) -> int:
         nemesis(action, node)
-        settle(cluster, group_id, partitions, nemesis.stopped, coordinator_hit=True)
+        return settle(cluster, group_id, partitions, nemesis.stopped, coordinator_hit=True)
 
     return perform
 

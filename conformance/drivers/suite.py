@@ -142,6 +142,8 @@ class SuiteResult:
     message: str = ""
     saved: list[Path] = field(default_factory=list)
     coverage: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # request × version × field class cells reached (``engine/coverage.py`` input cells)
+    input_coverage: dict[tuple[str, int, str], int] = field(default_factory=dict)
     peak_states: int = 0
     assignment_checks: int = 0  # leader assignments checked with Z3
     tick_ms: int = 0  # time the suite spent letting time pass on purpose
@@ -511,6 +513,7 @@ def _tally(result: SuiteResult, ctx: SuiteContext, start: float) -> None:
     result.commands = ctx.commands
     result.ticks = ctx.ticks
     result.coverage = dict(ctx.coverage)
+    result.input_coverage = dict(ctx.input_coverage)
     result.assignment_checks = ctx.assignment_checks
     result.tick_ms = ctx.tick_ms
     result.known_bugs = dict(ctx.known_bugs)
@@ -725,6 +728,9 @@ def replay_on_broker(
 def describe_result(result: SuiteResult) -> dict[str, Any]:
     out = dataclasses.asdict(result)
     out["coverage"] = {"|".join(k): v for k, v in result.coverage.items()}
+    out["input_coverage"] = {
+        f"{api}|{version}|{cls}": n for (api, version, cls), n in result.input_coverage.items()
+    }
     out["saved"] = [str(p) for p in result.saved]
     out["recorded"] = [str(p) for p in result.recorded]
     return out

@@ -116,6 +116,8 @@ def merge(results: list[SuiteResult], *, seed: int, wall_s: float) -> SuiteResul
         out.peak_states = max(out.peak_states, r.peak_states)
         for cell, n in r.coverage.items():
             out.coverage[cell] = out.coverage.get(cell, 0) + n
+        for input_cell, n in r.input_coverage.items():
+            out.input_coverage[input_cell] = out.input_coverage.get(input_cell, 0) + n
         for key, n in r.known_bugs.items():
             out.known_bugs[key] = out.known_bugs.get(key, 0) + n
         out.passed += r.passed

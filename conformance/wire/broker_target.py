@@ -45,6 +45,7 @@ from kgc.conformance.wire.client import (
     GroupClient,
     Handle,
 )
+from kgc.conformance.wire.requests import TO_TRANSACTION_COORDINATOR, transactional_id
 from kgc.engine.target import Arrival, Target, TargetError
 from kgc.model.commands import (
     ConnectionClosed,
@@ -92,6 +93,7 @@ class BrokerTarget(Target):
         self._defer_s = defer_ms / 1000.0
         self._t0 = time.monotonic()
         self._known_topic_ids: dict[str, Any] = {}
+        self._txn_coordinators: dict[str, int] = {}  # real transactional id -> node id
 
     # --------------------------------------------------------------------- Target
     def now_ms(self) -> float:
@@ -163,9 +165,21 @@ class BrokerTarget(Target):
     # closes connections on purpose, turns this off and counts such requests as lost instead.
     closed_connection_is_an_answer = True
 
+    def _connection(self, command: Request) -> Any:
+        """The client's connection to the coordinator that answers ``command``: the group's, or
+        for InitProducerId, AddOffsetsToTxn and EndTxn its transactional id's transaction
+        coordinator (FindCoordinator key type 1, looked up once per transactional id)."""
+        if command.type not in TO_TRANSACTION_COORDINATOR:
+            return self._group.member(command.client)
+        tid = transactional_id(command, self.group_id)
+        node = self._txn_coordinators.get(tid)
+        if node is None:
+            node = self._txn_coordinators[tid] = self._cluster.await_transaction_coordinator(tid)
+        return self._group.member_at(command.client, node)
+
     def send(self, request_id: int, command: Request) -> None:
         try:
-            conn = self._group.member(command.client)
+            conn = self._connection(command)
             request, version = wire.encode(
                 command, self.group_id, self._ids, topic_ids=self._topic_ids(command)
             )

@@ -614,20 +614,26 @@ class Connection:
 # ----------------------------------------------------------------------- request builders + send
 
 GROUP_KEY_TYPE = 0  # FindCoordinator key type GROUP (CoordinatorType.GROUP)
+TRANSACTION_KEY_TYPE = 1  # FindCoordinator key type TRANSACTION (CoordinatorType.TRANSACTION)
 
 
-def find_coordinator_request(key: str, *, version: int) -> Any:
-    """FindCoordinator for a GROUP key; v0-3 carry ``key``, v4+ the batched ``coordinator_keys``."""
+def find_coordinator_request(key: str, *, version: int, key_type: int = GROUP_KEY_TYPE) -> Any:
+    """FindCoordinator for a GROUP (or TRANSACTION) key; v0-3 carry ``key``, v4+ the batched
+    ``coordinator_keys``; v0 knows only GROUP keys."""
     if version >= 4:
-        return FindCoordinatorRequest(key_type=GROUP_KEY_TYPE, coordinator_keys=[key])
+        return FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key])
     if version >= 1:
-        return FindCoordinatorRequest(key=key, key_type=GROUP_KEY_TYPE)
+        return FindCoordinatorRequest(key=key, key_type=key_type)
+    if key_type != GROUP_KEY_TYPE:
+        raise ValueError("FindCoordinator v0 finds group coordinators only")
     return FindCoordinatorRequest(key=key)
 
 
-def find_coordinator(conn: Connection, key: str, *, version: int | None = None) -> Handle:
+def find_coordinator(
+    conn: Connection, key: str, *, version: int | None = None, key_type: int = GROUP_KEY_TYPE
+) -> Handle:
     v = conn.version_for(FindCoordinatorRequest, version)
-    return conn.send(find_coordinator_request(key, version=v), v)
+    return conn.send(find_coordinator_request(key, version=v, key_type=key_type), v)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1282,17 +1288,22 @@ class Cluster:
 
     # coordinators --------------------------------------------------------------------------
     def find_coordinator(
-        self, group_id: str, *, timeout_s: float | None = None, version: int | None = None
+        self,
+        group_id: str,
+        *,
+        timeout_s: float | None = None,
+        version: int | None = None,
+        key_type: int = GROUP_KEY_TYPE,
     ) -> CoordinatorResult:
-        """FindCoordinator(GROUP) with bounded retries of the retriable coordinator errors
-        (backoff 50 ms doubling to 1 s). Raises :class:`CoordinatorNotFoundError` at the
-        deadline."""
+        """FindCoordinator(GROUP, or ``key_type``) with bounded retries of the retriable
+        coordinator errors (backoff 50 ms doubling to 1 s). Raises
+        :class:`CoordinatorNotFoundError` at the deadline."""
         deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
         backoff = 0.05
         last = ""
         while True:
             conn = self._any_connection()
-            handle = find_coordinator(conn, group_id, version=version)
+            handle = find_coordinator(conn, group_id, version=version, key_type=key_type)
             result = find_coordinator_result(self._request(conn, handle), handle.version)
             if result.error == NONE:
                 if result.node_id not in self.brokers:
@@ -1334,6 +1345,41 @@ class Cluster:
             if time.monotonic() + backoff > deadline:
                 raise CoordinatorNotFoundError(
                     f"coordinator {node_id} of {group_id!r} still answers {error} after {budget} s"
+                )
+            time.sleep(backoff)
+            backoff = min(1.0, backoff * 2)
+
+    def await_transaction_coordinator(
+        self, transactional_id: str, *, timeout_s: float | None = None
+    ) -> int:
+        """Node id of ``transactional_id``'s transaction coordinator once it serves it.
+
+        FindCoordinator(TRANSACTION) creates ``__transaction_state`` on first use and answers
+        COORDINATOR_NOT_AVAILABLE until it exists; the coordinator then answers
+        COORDINATOR_LOAD_IN_PROGRESS while it loads the partition. So this finds the coordinator
+        and sends it an InitProducerId for a throwaway transactional id (``<id>-ready``, under the
+        suite's prefix) until it answers without a routing error."""
+        from kafka.protocol.producer import InitProducerIdRequest
+
+        budget = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + budget
+        backoff = 0.05
+        while True:
+            remaining = max(0.1, deadline - time.monotonic())
+            node_id = self.find_coordinator(
+                transactional_id, timeout_s=remaining, key_type=TRANSACTION_KEY_TYPE
+            ).node_id
+            conn = self.connection(node_id)
+            probe = InitProducerIdRequest(
+                transactional_id=f"{transactional_id}-ready", transaction_timeout_ms=60000
+            )
+            error = error_name(self._request(conn, conn.send(probe)).error_code)
+            if error not in ROUTING_ERRORS:
+                return node_id
+            if time.monotonic() + backoff > deadline:
+                raise CoordinatorNotFoundError(
+                    f"transaction coordinator {node_id} of {transactional_id!r} still answers "
+                    f"{error} after {budget} s"
                 )
             time.sleep(backoff)
             backoff = min(1.0, backoff * 2)
@@ -1386,6 +1432,8 @@ class GroupClient:
         self.coordinator_id = coordinator_id
         self.reuse_connections = reuse_connections
         self.members: dict[str, Connection] = {}
+        # connections to other nodes (a transaction coordinator), by ``client@node``
+        self.elsewhere: dict[str, Connection] = {}
 
     @property
     def poller(self) -> Poller:
@@ -1400,13 +1448,27 @@ class GroupClient:
             self.members[name] = conn
         return conn
 
+    def member_at(self, name: str, node_id: int) -> Connection:
+        """Simulated client ``name``'s connection to node ``node_id`` (its transaction
+        coordinator): its group connection when that is the node, else one of its own (the client
+        still has at most one request in flight, over either)."""
+        if node_id == self.coordinator_id:
+            return self.member(name)
+        key = f"{name}@{node_id}"
+        conn = self.elsewhere.get(key)
+        if conn is None or conn.closed:
+            conn = self.cluster.open(node_id, client_id_of(name), reuse=self.reuse_connections)
+            self.elsewhere[key] = conn
+        return conn
+
     def close(self) -> None:
-        for conn in self.members.values():
+        for conn in [*self.members.values(), *self.elsewhere.values()]:
             if self.reuse_connections:
                 self.cluster.release(conn)
             else:
                 conn.close()
         self.members.clear()
+        self.elsewhere.clear()
 
     def __enter__(self) -> GroupClient:
         return self

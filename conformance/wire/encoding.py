@@ -41,7 +41,15 @@ OffsetFetch         1-10      v8+ batched ``groups`` layout (one group); v10 top
 DescribeGroups      0-6
 FindCoordinator     0-6       v0-3 ``key``, v4+ batched ``coordinator_keys`` (one key)
 ListGroups          0-5       StatesFilter / GroupState v4+, TypesFilter / GroupType v5+
+InitProducerId      0-6       ProducerId/Epoch v3+ (sent -1/-1); to the transaction coordinator
+AddOffsetsToTxn     0-4       to the transaction coordinator
+TxnOffsetCommit     0-5       GenerationId/MemberId/GroupInstanceId v3+, leader epoch v2+
+EndTxn              0-5       ProducerId/ProducerEpoch in the answer v5+ (KIP-890)
 ==================  ========  ==============================================================
+
+Transactional ids are symbolic (``t1``) and sent as ``<group id>-t1``, so each example's are its
+own; producer ids are symbolic too: the n-th one an answer revealed is ``n``
+(:meth:`MemberIds.producer`).
 
 Normalisations (each makes one model field version-independent; all documented on the field):
 
@@ -94,6 +102,7 @@ class MemberIds:
         self._real: dict[str, str] = {}  # symbolic -> real (revealed ids only)
         self._count: dict[str, int] = {}  # client -> ids revealed to it
         self._fake: dict[str, str] = {}  # fake real id -> symbolic name
+        self._producers: dict[int, int] = {}  # real producer id -> symbolic (1, 2, …)
 
     def symbolic(self, real: str, *, owner_client: str | None = None) -> str | None:
         """Symbolic name of ``real``. With ``owner_client`` (the id was revealed to that client as
@@ -135,6 +144,24 @@ class MemberIds:
         """Symbolic name, or ``unknown-<real>`` for an id no client was ever told is its own."""
         name = self.symbolic(real)
         return UNKNOWN_PREFIX + real if name is None else name
+
+    def producer(self, real: int) -> int:
+        """The symbolic producer id of real producer id ``real``: the n-th one the run was given
+        is ``n`` (as the model numbers them, ``classic/transactions.py``); -1 stays -1."""
+        if real < 0:
+            return real
+        producers = self._producers
+        if real not in producers:
+            producers[real] = len(producers) + 1
+        return producers[real]
+
+    def producer_real(self, symbolic: int) -> int:
+        """The real producer id to send for ``symbolic``; one the run was never given is sent
+        as a real id no broker hands out early (``2**62 + n``): a producer id mapping error."""
+        for real, name in self._producers.items():
+            if name == symbolic:
+                return real
+        return symbolic if symbolic < 0 else 2**62 + symbolic
 
     def as_dict(self) -> dict[str, str]:
         """``symbolic -> real`` for every revealed id (for traces)."""

@@ -3,10 +3,9 @@
 A version goes out only if all three sides speak it: the broker (its ApiVersions answer, read
 once per connection), kafka-python's generated classes (each request type's in ``requests.py``,
 from Kafka's JSON message specs) and the model profile that judges the broker
-(``Profile.api_range``, the versions that release accepts). Of those, the suite keeps the
-versions it exercises by default (``properties.machine.DEFAULT_VERSIONS``, chosen so each
-behaviour difference between versions is drawn), so a run against Apache Kafka is unchanged;
-where none of them is common, it sends the newest common version. A request type with no common
+(``Profile.api_range``, the versions that release accepts). The suite draws every version all
+three speak (``properties.machine.DEFAULT_VERSIONS`` holds kafka-python's, ``model/requests.py``
+what each changes), oldest first. A request type with no common
 version is switched off: its rules send nothing, and the summary lists it with the coverage cells
 it would have reached. A request type a search draws only when asked (``RequestType.opt_in``) is
 negotiated only when asked (``opt_in``).

@@ -40,6 +40,12 @@ from kafka.protocol.consumer.group import (
     SyncGroupRequest,
 )
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
+from kafka.protocol.producer import (
+    AddOffsetsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    TxnOffsetCommitRequest,
+)
 from kgc.conformance.wire import client as kc
 from kgc.conformance.wire.client import error_name
 from kgc.conformance.wire.payloads import (
@@ -257,6 +263,7 @@ def _build_offset_fetch(c: m.OffsetFetch, w: Wire) -> Any:
         topic_ids=w.topic_ids,
         member_id=None if c.member_id is None else w.ids.real(c.member_id),
         member_epoch=c.member_epoch,
+        require_stable=c.require_stable and c.version >= 7,  # a v7+ field (KIP-447)
         version=c.version,
     )
 
@@ -439,6 +446,104 @@ def _decode_offset_delete(c: m.OffsetDelete, r: Any, w: Wire) -> m.Response:
     )
 
 
+# ------------------------------------------------------------------ the transactional path
+
+
+def transactional_id(c: Any, group_id: str | None) -> str:
+    """The real transactional id of a command's symbolic one: ``<group id>-t1``, the example's
+    own (``encoding.py``)."""
+    return f"{group_id}-{c.transactional_id}"
+
+
+def _build_init_producer_id(c: m.InitProducerId, w: Wire) -> Any:
+    return InitProducerIdRequest(
+        transactional_id=transactional_id(c, w.group_id),
+        transaction_timeout_ms=c.transaction_timeout_ms,
+        producer_id=-1,
+        producer_epoch=-1,
+    )
+
+
+def _decode_init_producer_id(c: m.InitProducerId, r: Any, w: Wire) -> m.Response:
+    return m.InitProducerIdResponse(
+        error=error_name(r.error_code),
+        producer_id=w.ids.producer(r.producer_id),
+        producer_epoch=r.producer_epoch,
+    )
+
+
+def _build_add_offsets_to_txn(c: m.AddOffsetsToTxn, w: Wire) -> Any:
+    return AddOffsetsToTxnRequest(
+        transactional_id=transactional_id(c, w.group_id),
+        producer_id=w.ids.producer_real(c.producer_id),
+        producer_epoch=c.producer_epoch,
+        group_id=w.group_id,
+    )
+
+
+def _decode_add_offsets_to_txn(c: m.AddOffsetsToTxn, r: Any, w: Wire) -> m.Response:
+    return m.AddOffsetsToTxnResponse(error=error_name(r.error_code))
+
+
+def _build_txn_offset_commit(c: m.TxnOffsetCommit, w: Wire) -> Any:
+    """Member fields exist from v3 (KIP-447), the leader epoch from v2."""
+    t = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
+    p = t.TxnOffsetCommitRequestPartition
+    by_topic: dict[str, list[Any]] = {}
+    for o in c.offsets:
+        part = p(
+            partition_index=o.partition, committed_offset=o.offset, committed_metadata=o.metadata
+        )
+        if c.version >= 2:
+            part.committed_leader_epoch = o.leader_epoch
+        by_topic.setdefault(o.topic, []).append(part)
+    request = TxnOffsetCommitRequest(
+        transactional_id=transactional_id(c, w.group_id),
+        group_id=w.group_id,
+        producer_id=w.ids.producer_real(c.producer_id),
+        producer_epoch=c.producer_epoch,
+        topics=[t(name=name, partitions=ps) for name, ps in sorted(by_topic.items())],
+    )
+    if c.version >= 3:
+        request.generation_id = c.generation_id
+        request.member_id = w.ids.real(c.member_id)
+        request.group_instance_id = c.group_instance_id
+    return request
+
+
+def _decode_txn_offset_commit(c: m.TxnOffsetCommit, r: Any, w: Wire) -> m.Response:
+    partitions = (
+        m.PartitionError(topic=t.name, partition=p.partition_index, error=error_name(p.error_code))
+        for t in r.topics
+        for p in t.partitions
+    )
+    return m.TxnOffsetCommitResponse(
+        partitions=tuple(sorted(partitions, key=lambda x: (x.topic, x.partition)))
+    )
+
+
+def _build_end_txn(c: m.EndTxn, w: Wire) -> Any:
+    return EndTxnRequest(
+        transactional_id=transactional_id(c, w.group_id),
+        producer_id=w.ids.producer_real(c.producer_id),
+        producer_epoch=c.producer_epoch,
+        committed=c.committed,
+    )
+
+
+def _decode_end_txn(c: m.EndTxn, r: Any, w: Wire) -> m.Response:
+    v5 = c.version >= 5  # ProducerId and ProducerEpoch answered from v5 (KIP-890)
+    return m.EndTxnResponse(
+        error=error_name(r.error_code),
+        producer_id=w.ids.producer(r.producer_id) if v5 else -1,
+        producer_epoch=r.producer_epoch if v5 else -1,
+    )
+
+
+#: The requests that go to the transactional id's transaction coordinator, not the group's.
+TO_TRANSACTION_COORDINATOR = frozenset({"InitProducerId", "AddOffsetsToTxn", "EndTxn"})
+
+
 # ------------------------------------------------------------------------ KIP-848 consumer group
 
 
@@ -617,6 +722,30 @@ REQUESTS: dict[str, WireRequest] = {
             request_class=None,
             build=_build_consumer_group_describe,
             decode=_decode_consumer_group_describe,
+        ),
+        WireRequest(
+            name="InitProducerId",
+            request_class=InitProducerIdRequest,
+            build=_build_init_producer_id,
+            decode=_decode_init_producer_id,
+        ),
+        WireRequest(
+            name="AddOffsetsToTxn",
+            request_class=AddOffsetsToTxnRequest,
+            build=_build_add_offsets_to_txn,
+            decode=_decode_add_offsets_to_txn,
+        ),
+        WireRequest(
+            name="TxnOffsetCommit",
+            request_class=TxnOffsetCommitRequest,
+            build=_build_txn_offset_commit,
+            decode=_decode_txn_offset_commit,
+        ),
+        WireRequest(
+            name="EndTxn",
+            request_class=EndTxnRequest,
+            build=_build_end_txn,
+            decode=_decode_end_txn,
         ),
     )
 }

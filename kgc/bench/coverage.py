@@ -6,7 +6,10 @@ the universe counts for that broker (``engine/coverage.py`` ``summarise`` with t
 
 Keys: ``seeds``, ``coverage_percent_median`` / ``_min`` / ``_max``, ``coverage_percent_by_seed``,
 ``union_percent`` (the seeds' cells together), ``cells``, ``wall_s_median`` / ``wall_s_max``
-(each search, shrinking included), ``divergences`` (runs that failed: must be 0).
+(each search, shrinking included), ``divergences`` (runs that failed: must be 0). The same for the
+request × version × field class input cells (``engine/coverage.py`` ``summarise_inputs``):
+``input_coverage_percent_median`` / ``_min`` / ``_max``, ``input_coverage_percent_by_seed``,
+``input_union_percent``, ``input_cells``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from kgc.conformance.brokers.session import description_of, open_broker
 from kgc.conformance.drivers.suite import CLASSIC, BrokerAccess, Output, Search, run_workload
-from kgc.engine.coverage import summarise
+from kgc.engine.coverage import summarise, summarise_inputs
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -27,6 +30,8 @@ def run(args: Any) -> dict[str, Any]:
     walls: list[float] = []
     failed = 0
     union: dict[tuple[str, str, str], int] = {}
+    input_percents: dict[int, float] = {}
+    input_union: dict[tuple[str, int, str], int] = {}
     target: dict[str, Any] = {}
     with (
         open_broker(kafka_version=args.kafka_version) as broker,
@@ -49,9 +54,19 @@ def run(args: Any) -> dict[str, Any]:
             failed += 0 if r.ok else 1
             for cell, n in r.coverage.items():
                 union[cell] = union.get(cell, 0) + n
-            print(f"kgc bench coverage: seed {seed}: {percents[seed]} %", file=sys.stderr)
+            inputs = summarise_inputs(r.input_coverage, target=r.target)
+            input_percents[seed] = round(inputs["percent"], 1)
+            for input_cell, n in r.input_coverage.items():
+                input_union[input_cell] = input_union.get(input_cell, 0) + n
+            print(
+                f"kgc bench coverage: seed {seed}: {percents[seed]} % "
+                f"(inputs {input_percents[seed]} %)",
+                file=sys.stderr,
+            )
     values = list(percents.values())
     together = summarise(union, target=target)
+    input_values = list(input_percents.values())
+    inputs_together = summarise_inputs(input_union, target=target)
     return {
         "seeds": len(values),
         "cells": together["cells"],
@@ -63,4 +78,10 @@ def run(args: Any) -> dict[str, Any]:
         "wall_s_median": round(statistics.median(walls), 1),
         "wall_s_max": round(max(walls), 1),
         "divergences": failed,
+        "input_cells": inputs_together["cells"],
+        "input_coverage_percent_median": statistics.median(input_values),
+        "input_coverage_percent_min": min(input_values),
+        "input_coverage_percent_max": max(input_values),
+        "input_coverage_percent_by_seed": input_percents,
+        "input_union_percent": round(inputs_together["percent"], 1),
     }

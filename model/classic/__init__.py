@@ -13,6 +13,12 @@ nondeterministic state machine. Kafka's counterpart is ``group-coordinator``'s `
 * ``describe.py``      — DescribeGroups and FindCoordinator as seen from one group.
 * ``list_groups.py``   — ListGroups: whether, and how, the coordinator lists the group.
 * ``delete.py``        — DeleteGroups and OffsetDelete: deleting the group or some of its offsets.
+* ``subscription.py``  — how the coordinator reads a consumer member's subscription, per line
+  (the known bug ``join-stalled-by-subscription``).
+* ``inputs.py``        — the field class of a request: what its fields are to the group (input
+  cells).
+* ``transactions.py``  — the transactional offsets path: InitProducerId, AddOffsetsToTxn,
+  TxnOffsetCommit, EndTxn, pending offsets and ``require_stable``.
 * ``cluster_group.py`` — the same group behind a coordinator that may die, stall, move and reload
   (the fault suite's model).
 * ``generate.py``      — synthetic histories from the model alone.

@@ -38,7 +38,12 @@ state:
    one without members comes back ``Empty``; offsets alone make an Empty group. Every loaded
    member's session timer starts when loading ends, which the client cannot see: the model keeps
    one world per ``LOAD_GRID_MS`` step since the fault, so one world loaded at most a step before
-   the real moment (its timers then fire within the checker's late tolerance).
+   the real moment (its timers then fire within the checker's late tolerance). Loading ends by
+   the moment the fault's runner saw the group served (the ``Fault`` event's ``served_by`` /
+   ``served_at_ms``, :meth:`ClusterGroupModel.served`): the suite sends nothing before that, so
+   from the next request on no world is still loading, and every world's coordinator is the
+   node that served it. A history without that record (an older trace) keeps the unbounded
+   bracket.
 5. **A resumed old coordinator** that has not yet learned it lost the partition may answer
    Heartbeat, OffsetFetch and DescribeGroups from its in-memory group (a *zombie*); anything
    else it answers ``NOT_COORDINATOR``, and once it has answered ``NOT_COORDINATOR`` it has
@@ -360,6 +365,12 @@ class ClusterGroupModel(Model[ClusterGroupState]):
     def group_state(self, state: ClusterGroupState) -> str:
         return state.state
 
+    def input_class(self, state: ClusterGroupState, command: Request) -> str | None:
+        """The served group's (``classic/inputs.py``); None while no coordinator serves it."""
+        if state.phase != "serving":
+            return None
+        return self.classic.input_class(state.group, command)
+
     def timers(self, state: ClusterGroupState) -> list[tuple[float, str, str]]:
         return self.classic.timers(state.group) if state.phase == "serving" else []
 
@@ -389,22 +400,11 @@ class ClusterGroupModel(Model[ClusterGroupState]):
             # loading may have ended at any moment since the last event (rule 4); members'
             # session timers start then. One world per LOAD_GRID_MS step, so the real load time
             # is at most one step after a world's (within the checker's late tolerance).
-            start = max(state.lost_at_ms, state.group.now_ms)
-            times = []
-            t = start + LOAD_GRID_MS
-            # a group loaded without members starts no timer: when its load ended shows in
-            # nothing but the clock, so the latest moment stands for all (a fault window of 30 s
-            # on a loaded machine made 600 worlds of each otherwise equal one: 3212 at once)
-            timed = state.persisted is not None and bool(state.persisted.members)
-            while timed and t < may_until:
-                times.append(t)
-                t += LOAD_GRID_MS
-            times.append(max(may_until, start))
-            for at in times:
-                group = load_group(state.persisted, state.durable_offsets, state.group, at)
-                options.append(replace(state, phase="serving", group=group, early=()))
+            options += self._loaded_worlds(state, may_until)
             # still loading: the worlds that loaded before now were produced just above
-            options[0] = replace(state, lost_at_ms=max(may_until, start))
+            options[0] = replace(
+                state, lost_at_ms=max(may_until, state.lost_at_ms, state.group.now_ms)
+            )
         out: dict[ClusterGroupState, None] = {}
         for s in options:
             for s2 in self._advance_serving(s, must_until, may_until):
@@ -606,6 +606,44 @@ class ClusterGroupModel(Model[ClusterGroupState]):
                     s = replace(s, zombie=None, zombie_node=None, zombie_awake=False)
             return [s]
         raise ValueError(f"unknown nemesis action {action!r}")
+
+    def served(
+        self, state: ClusterGroupState, *, node: int, at_ms: float
+    ) -> list[ClusterGroupState]:
+        """Rule 4's bound: the fault's runner saw ``node`` serve the group at ``at_ms``
+        (``fault_suite.settle``: the partition's one leader answered a DescribeGroups with no
+        loading or routing error), and sent nothing before. Only worlds with that coordinator
+        remain, and one still loading ended its load by ``at_ms``: every moment of the grid up
+        to it, no world still loading."""
+        if state.coordinator != node or state.coordinator in state.stopped:
+            return []
+        if state.phase == "loading":
+            return self._loaded_worlds(state, at_ms)
+        return [state]
+
+    def _loaded_worlds(self, state: ClusterGroupState, until: float) -> list[ClusterGroupState]:
+        """Rule 4: the worlds whose load ended since the last event and by ``until``, one per
+        ``LOAD_GRID_MS`` step (members' session timers start then)."""
+        start = max(state.lost_at_ms, state.group.now_ms)
+        times = []
+        t = start + LOAD_GRID_MS
+        # a group loaded without members starts no timer: when its load ended shows in nothing
+        # but the clock, so the latest moment stands for all (a fault window of 30 s on a loaded
+        # machine made 600 worlds of each otherwise equal one: 3212 at once)
+        timed = state.persisted is not None and bool(state.persisted.members)
+        while timed and t < until:
+            times.append(t)
+            t += LOAD_GRID_MS
+        times.append(max(until, start))
+        return [
+            replace(
+                state,
+                phase="serving",
+                group=load_group(state.persisted, state.durable_offsets, state.group, at),
+                early=(),
+            )
+            for at in times
+        ]
 
     # ------------------------------------------------------------------ internals
     def _time_out_writes(

@@ -53,9 +53,9 @@ offset, as DescribeGroups does), and answer once their records are committed.
 
 from __future__ import annotations
 
-import json
-
 from kgc.model.classic.state import EMPTY
+from kgc.model.classic.subscription import read_subscription
+from kgc.model.classic.transactions import drop_pending
 from kgc.model.classic.txn import Txn
 from kgc.model.commands import (
     DeleteGroups,
@@ -110,8 +110,15 @@ def handle_offset_delete(tx: Txn, request_id: int, cmd: OffsetDelete) -> None:
             )
             continue
         stored.pop((tp.topic, tp.partition), None)
+        drop_pending(tx, {(tp.topic, tp.partition)})  # ``transactions.py`` T10
         results.append(PartitionError(topic=tp.topic, partition=tp.partition, error=NONE))
-    if empty and known and not stored and tx.profile.offset_delete_drops_empty_group:
+    if (
+        empty
+        and known
+        and not stored
+        and not tx.txn_offsets  # ``hasOffsets`` counts pending ones (``transactions.py`` T10)
+        and tx.profile.offset_delete_drops_empty_group
+    ):
         delete_group(tx)  # rule 6
     results.sort(key=lambda r: (r.topic, r.partition))
     tx.respond(request_id, OffsetDeleteResponse(error=NONE, partitions=tuple(results)))
@@ -133,6 +140,7 @@ def delete_group(tx: Txn) -> None:
     tx.sync_timer = None
     tx.new_member_added = False
     tx.offsets = ()
+    drop_pending(tx)  # ``transactions.py`` T10
     tx.subscribed_topics = None
     tx.unconfirmed = False
 
@@ -144,32 +152,23 @@ def is_subscribed_to_topic(tx: Txn, topic: str) -> bool:
 
 def subscribed_topics(tx: Txn) -> tuple[str, ...] | None:
     """``computeSubscribedTopics`` as ``initNextGeneration`` calls it, after the protocol is
-    chosen (rule 5): sorted topics, or ``None`` when not known."""
+    chosen (rule 5): sorted topics, or ``None`` when not known (a subscription the line's reader
+    cannot read, ``subscription.py``; one whose failure escapes is the caller's known bug)."""
     if tx.protocol_type != CONSUMER_PROTOCOL_TYPE:
         return None
     if not tx.members:
         return ()
     topics: set[str] = set()
     for member in tx.members.values():
-        parsed = _subscription_topics(member.metadata(tx.protocol_name))
-        if parsed is None:
+        parsed = read_subscription(
+            member.metadata(tx.protocol_name),
+            tx.profile.subscription_reader,
+            wrapped=tx.profile.subscription_failures_wrapped,
+        )
+        if isinstance(parsed, str):
             return None
         topics.update(parsed)
     return tuple(sorted(topics))
-
-
-def _subscription_topics(metadata: str) -> list[str] | None:
-    """The topics of a subscription in the model's canonical JSON form, else ``None``."""
-    if not metadata.startswith("{"):
-        return None
-    try:
-        obj = json.loads(metadata)
-    except ValueError:
-        return None
-    topics = obj.get("topics") if isinstance(obj, dict) else None
-    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
-        return None
-    return topics
 
 
 def _partition_exists(tx: Txn, topic: str, partition: int) -> bool:

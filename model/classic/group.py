@@ -49,6 +49,7 @@ from kgc.model.classic.describe import (
     shows_writes_committed,
 )
 from kgc.model.classic.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
+from kgc.model.classic.inputs import input_class
 from kgc.model.classic.join import handle_join_group
 from kgc.model.classic.leave import handle_leave_group
 from kgc.model.classic.list_groups import handle_list_groups
@@ -56,12 +57,22 @@ from kgc.model.classic.offsets import handle_offset_commit, handle_offset_fetch
 from kgc.model.classic.rebalance import fire_join_timer, fire_sync_timer
 from kgc.model.classic.state import EMPTY, GroupState, with_outbox
 from kgc.model.classic.sync import handle_sync_group
+from kgc.model.classic.transactions import (
+    handle_add_offsets_to_txn,
+    handle_end_txn,
+    handle_init_producer_id,
+    handle_txn_offset_commit,
+    settle_markers,
+)
 from kgc.model.classic.txn import Txn, explore
 from kgc.model.commands import (
+    AddOffsetsToTxn,
     DeleteGroups,
     DescribeGroups,
+    EndTxn,
     FindCoordinator,
     Heartbeat,
+    InitProducerId,
     JoinGroup,
     LeaveGroup,
     ListGroups,
@@ -72,6 +83,7 @@ from kgc.model.commands import (
     Request,
     Response,
     SyncGroup,
+    TxnOffsetCommit,
 )
 from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig
@@ -91,6 +103,10 @@ HANDLERS: dict[str, Handler] = {
     ListGroups.type: handle_list_groups,
     DeleteGroups.type: handle_delete_groups,
     OffsetDelete.type: handle_offset_delete,
+    InitProducerId.type: handle_init_producer_id,
+    AddOffsetsToTxn.type: handle_add_offsets_to_txn,
+    TxnOffsetCommit.type: handle_txn_offset_commit,
+    EndTxn.type: handle_end_txn,
 }
 
 # timer kinds, in the order they fire when deadlines are equal: a heartbeat set in the same event
@@ -136,6 +152,7 @@ def _deletable(s: GroupState) -> bool:
         and not s.members
         and not s.pending_members
         and not s.offsets
+        and not s.txn_offsets  # kept while a transaction holds offsets (``transactions.py`` T10)
         and s.join_timer is None
     )
 
@@ -149,6 +166,8 @@ def deleted_group(s: GroupState) -> GroupState:
         outbox=s.outbox,
         deferred=s.deferred,
         now_ms=s.now_ms,
+        producers=s.producers,  # the transaction coordinator's, not the group's
+        producer_ids_issued=s.producer_ids_issued,
     )
 
 
@@ -167,6 +186,10 @@ class ClassicGroupModel(TimedModel[GroupState]):
 
     def group_state(self, state: GroupState) -> str:
         return state.state
+
+    def input_class(self, state: GroupState, command: Request) -> str | None:
+        """``classic/inputs.py``, with the broker's ``offset.metadata.max.bytes``."""
+        return input_class(state, command, metadata_limit=self.config.offset_metadata_max_bytes)
 
     def known_bug(self, state: GroupState) -> BugWorld | None:
         return state.known_bug
@@ -219,6 +242,8 @@ class ClassicGroupModel(TimedModel[GroupState]):
         def step(tx: Txn) -> None:
             if at_ms > tx.now_ms:
                 tx.now_ms = at_ms
+            if tx.producers:
+                settle_markers(tx)  # ``transactions.py`` T9
             handler(tx, request_id, command)
 
         return explore(self.config, state, step)

@@ -182,7 +182,10 @@ def _named(tx: Txn, member_id: str) -> str:
 def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
     v = cmd.version
     instance = cmd.group_instance_id if v >= 5 else None
-    rebalance_timeout = cmd.session_timeout_ms if v == 0 else cmd.rebalance_timeout_ms
+    rebalance_timeout = cmd.rebalance_timeout_ms
+    if v == 0:  # v0 has none: the session timeout (``Profile`` field of that name)
+        session = tx.profile.v0_join_rebalance_timeout_is_session
+        rebalance_timeout = cmd.session_timeout_ms if session else 0
     cfg = tx.config
     if (
         not cfg.group_min_session_timeout_ms

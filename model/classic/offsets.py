@@ -30,6 +30,9 @@ Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
    ``GroupMetadataManager.getOffsets``; ``OffsetCommitRequest.json`` /
    ``OffsetFetchResponse.json`` for the versions). An implementation may answer the partition's
    own leader epoch instead (``Profile.fetch_answers_committed_leader_epoch``).
+6. ``require_stable`` (OffsetFetch v7+, KIP-447): a partition a transaction holds pending offsets
+   for is ``UNSTABLE_OFFSET_COMMIT`` (offset -1), and a plain commit supersedes the pending
+   offsets written before it (``transactions.py`` T6, T10).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from kgc.model.classic.state import (
     STABLE,
     CommittedOffset,
 )
+from kgc.model.classic.transactions import has_pending, supersede_pending
 from kgc.model.classic.txn import Txn
 from kgc.model.commands import (
     NO_MEMBER_ID,
@@ -64,6 +68,7 @@ from kgc.model.errors import (
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
+    UNSTABLE_OFFSET_COMMIT,
 )
 
 
@@ -160,6 +165,7 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
                         metadata=o.metadata,
                         leader_epoch=o.leader_epoch if v >= 6 else -1,
                     )
+                    supersede_pending(tx, o.topic, o.partition)  # ``transactions.py`` T10
                     results.append(PartitionError(topic=o.topic, partition=o.partition, error=NONE))
     results.sort(key=lambda r: (r.topic, r.partition))
     tx.respond(request_id, OffsetCommitResponse(partitions=tuple(results)))
@@ -172,10 +178,13 @@ def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
     stored = tx.offsets_dict()
     since_v5 = cmd.version >= 5  # rule 5: the epoch is answered from v5
     out: list[FetchedOffset] = []
+    stable = cmd.require_stable and cmd.version >= 7  # rule 6
     if cmd.partitions:
         for tp in cmd.partitions:
             c = stored.get((tp.topic, tp.partition))
-            if c is None:
+            if stable and has_pending(tx, tp.topic, tp.partition):
+                out.append(_unstable(tp.topic, tp.partition, since_v5))
+            elif c is None:
                 out.append(
                     FetchedOffset(
                         topic=tp.topic,
@@ -187,11 +196,27 @@ def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
             else:
                 out.append(_fetched(c, since_v5))
     else:
-        out = [_fetched(c, since_v5) for c in stored.values()]
+        out = [
+            _unstable(c.topic, c.partition, since_v5)
+            if stable and has_pending(tx, c.topic, c.partition)
+            else _fetched(c, since_v5)
+            for c in stored.values()
+        ]
     if since_v5 and not tx.profile.fetch_answers_committed_leader_epoch:
         out = [replace(f, leader_epoch=0) for f in out]  # the partition's, never moved
     out.sort(key=lambda f: (f.topic, f.partition))
     tx.respond(request_id, OffsetFetchResponse(error=NONE, partitions=tuple(out)))
+
+
+def _unstable(topic: str, partition: int, since_v5: bool) -> FetchedOffset:
+    """Rule 6: a partition a transaction still holds pending offsets for."""
+    return FetchedOffset(
+        topic=topic,
+        partition=partition,
+        offset=-1,
+        leader_epoch=-1 if since_v5 else None,
+        error=UNSTABLE_OFFSET_COMMIT,
+    )
 
 
 def _fetched(c: CommittedOffset, since_v5: bool) -> FetchedOffset:

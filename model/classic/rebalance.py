@@ -35,7 +35,7 @@ and ``ClassicGroup.initNextGeneration`` / ``selectProtocol`` / ``maybeElectNewJo
 
 from __future__ import annotations
 
-from kgc.model.classic.delete import subscribed_topics
+from kgc.model.classic.delete import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from kgc.model.classic.state import (
     COMPLETING_REBALANCE,
     EMPTY,
@@ -45,11 +45,18 @@ from kgc.model.classic.state import (
     SyncTimer,
     evolve_member,
 )
+from kgc.model.classic.subscription import CAUGHT, ESCAPES, read_subscription
 from kgc.model.classic.txn import Txn
 from kgc.model.commands import JoinedMember, JoinGroupResponse, SyncGroupResponse
 from kgc.model.errors import NONE, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID
 from kgc.model.history import Invoke
-from kgc.model.known_bugs import JOIN_ANSWERED_TWICE, BugWorld, after_event, at_bug
+from kgc.model.known_bugs import (
+    JOIN_ANSWERED_TWICE,
+    JOIN_STALLED_BY_SUBSCRIPTION,
+    BugWorld,
+    after_event,
+    at_bug,
+)
 
 # --------------------------------------------------------------------------- membership basics
 
@@ -283,6 +290,12 @@ def complete_join(tx: Txn) -> None:
     else:
         tx.protocol_name = None
         tx.state = EMPTY
+    if tx.members and subscription_escapes(tx):
+        # ``computeSubscribedTopics`` throws past its ``SchemaException`` catch: the join phase's
+        # completion ends there, no member is answered and no later join completes it
+        # (``known_bugs.JOIN_STALLED_BY_SUBSCRIPTION``)
+        enter_known_bug(tx, JOIN_STALLED_BY_SUBSCRIPTION.key, leader="")
+        return
     tx.subscribed_topics = subscribed_topics(tx)
     tx.pending_sync.clear()
     if tx.state == EMPTY:
@@ -292,26 +305,8 @@ def complete_join(tx: Txn) -> None:
     listed_for_leader = leader_member_list(tx, chosen.awaiting_join_version) if chosen else ()
     if listed_for_leader is None:
         # 2.5 - 3.2: the leader's answer cannot be written, and what the broker does next is a
-        # bug no rule describes (``known_bugs.JOIN_ANSWERED_TWICE``): this world predicts no more
-        # what the bug cannot touch: the offsets committed (and a commit held back), the members
-        committed = tx.offsets.values() if isinstance(tx.offsets, dict) else tx.offsets
-        offsets = [(o.topic, o.partition, o.offset) for o in committed]
-        world = at_bug(
-            BugWorld(key=JOIN_ANSWERED_TWICE.key, generation_id=tx.generation_id, leader=leader),
-            offsets=offsets,
-            members=len(tx.members),
-            may_restart=tx.config.empty_group_may_vanish,
-        )
-        held = tx.deferred
-        if held is not None:
-            world = (
-                after_event(
-                    world,
-                    Invoke(step=0, at_ms=0.0, request_id=held.request_id, command=held.command),
-                )
-                or world
-            )
-        tx.known_bug = world
+        # bug no rule describes (``known_bugs.JOIN_ANSWERED_TWICE``)
+        enter_known_bug(tx, JOIN_ANSWERED_TWICE.key, leader=leader)
         return
     for mid in sorted(tx.members):
         complete_join_future(
@@ -422,3 +417,45 @@ def _complete_join_after_expiry(tx: Txn) -> None:
             complete_join(tx)
     else:
         maybe_complete_join_phase(tx)
+
+
+def subscription_escapes(tx: Txn) -> bool:
+    """Whether reading the members' subscriptions for the chosen protocol throws past
+    ``computeSubscribedTopics``'s catch (``subscription.py``). When one member's would be caught
+    and another's escape, which comes first is the order of Kafka's member ``HashMap``: both."""
+    if tx.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return False
+    read = {
+        read_subscription(
+            m.metadata(tx.protocol_name),
+            tx.profile.subscription_reader,
+            wrapped=tx.profile.subscription_failures_wrapped,
+        )
+        for m in tx.members.values()
+    }
+    if ESCAPES not in read:
+        return False
+    return CAUGHT not in read or tx.choose((True, False))
+
+
+def enter_known_bug(tx: Txn, key: str, *, leader: str) -> None:
+    """This world met the known bug ``key`` (``known_bugs.py``) and predicts no more than what the
+    bug cannot touch: the offsets committed (and a commit held back), the members."""
+    committed = tx.offsets.values() if isinstance(tx.offsets, dict) else tx.offsets
+    offsets = [(o.topic, o.partition, o.offset) for o in committed]
+    world = at_bug(
+        BugWorld(key=key, generation_id=tx.generation_id, leader=leader),
+        offsets=offsets,
+        members=len(tx.members),
+        may_restart=tx.config.empty_group_may_vanish,
+    )
+    held = tx.deferred
+    if held is not None:
+        world = (
+            after_event(
+                world,
+                Invoke(step=0, at_ms=0.0, request_id=held.request_id, command=held.command),
+            )
+            or world
+        )
+    tx.known_bug = world

@@ -153,6 +153,43 @@ class CommittedOffset:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Producer:
+    """One transactional id as its transaction coordinator holds it (``TransactionMetadata``), as
+    small as the group side needs (``transactions.py``). ``producer_id`` is symbolic (the n-th
+    producer id the run was given: ``n``); ``state`` is Kafka's ``TransactionState`` name.
+    ``offsets_added``: the group's offsets partition is in the transaction. In PrepareCommit or
+    PrepareAbort the markers are on their way: ``markers_written`` once the group's marker is
+    written (the pending offsets committed or dropped), and both are done by
+    ``markers_deadline_ms`` (``transactions.py`` rule T9)."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    state: str
+    offsets_added: bool = False
+    markers_written: bool = False
+    markers_deadline_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingTxnOffset:
+    """An offset a TxnOffsetCommit wrote in a transaction that has not ended: invisible to
+    OffsetFetch until the commit marker (``OffsetMetadataManager.pendingTransactionalOffsets``; 3.9
+    ``GroupMetadata.pendingTransactionalOffsetCommits``). ``superseded``: a plain commit of the same
+    partition was written after it, so the commit marker keeps the plain one (the later record
+    wins, ``replayEndTransactionMarker``; 3.9 ``completePendingTxnOffsetCommit``)."""
+
+    producer_id: int
+    producer_epoch: int
+    topic: str
+    partition: int
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+    superseded: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Outgoing:
     """A response the coordinator has emitted and the client has not read yet."""
 
@@ -197,6 +234,11 @@ class GroupState:
     # Kafka met a bug the model knows by name here (``known_bugs.py``): a world that predicts
     # nothing more, which the checker sets aside
     known_bug: BugWorld | None = None
+    # the transactional path (``transactions.py``): each transactional id's coordinator state,
+    # sorted by id; the offsets transactions hold pending, sorted; producer ids handed out so far
+    producers: tuple[Producer, ...] = ()
+    txn_offsets: tuple[PendingTxnOffset, ...] = ()
+    producer_ids_issued: int = 0
     _hash: int = field(default=0, init=False, compare=False, repr=False)
     # the earliest coordinator timer (deadline, kind, key), computed once; () = not computed yet
     _next_timer: tuple[float, int, str] | tuple[()] | None = field(
@@ -230,6 +272,9 @@ class GroupState:
                     self.unconfirmed,
                     self.cleaned_at_ms,
                     self.known_bug,
+                    self.producers,
+                    self.txn_offsets,
+                    self.producer_ids_issued,
                 )
             )
             object.__setattr__(self, "_hash", h)
@@ -288,6 +333,8 @@ _CLASSES: dict[str, type[Any]] = {
     "Outgoing": Outgoing,
     "Deferred": Deferred,
     "GroupState": GroupState,
+    "Producer": Producer,
+    "PendingTxnOffset": PendingTxnOffset,
 }
 
 

@@ -24,6 +24,8 @@ from kgc.model.classic.state import (
     Member,
     Outgoing,
     PendingMember,
+    PendingTxnOffset,
+    Producer,
     SyncTimer,
 )
 from kgc.model.commands import NO_GENERATION, JoinGroupResponse, Response, member_name
@@ -75,6 +77,9 @@ class Txn:
         "unconfirmed",
         "cleaned_at_ms",
         "known_bug",
+        "producers",
+        "txn_offsets",
+        "producer_ids_issued",
         "_script",
         "_taken",
         "_arities",
@@ -112,6 +117,9 @@ class Txn:
         self.unconfirmed = s.unconfirmed
         self.cleaned_at_ms = s.cleaned_at_ms  # ``GroupConfig.cleanup_interval_ms``
         self.known_bug: BugWorld | None = s.known_bug
+        self.producers: dict[str, Producer] = {p.transactional_id: p for p in s.producers}
+        self.txn_offsets: list[PendingTxnOffset] = list(s.txn_offsets)
+        self.producer_ids_issued = s.producer_ids_issued
         self._script = script
         self._taken: list[int] = []
         self._arities: list[int] = []
@@ -237,11 +245,18 @@ class Txn:
             now_ms=self.now_ms,
             unconfirmed=self.unconfirmed and self.exists,
             cleaned_at_ms=self.cleaned_at_ms,
+            producers=tuple(self.producers[k] for k in sorted(self.producers)),
+            txn_offsets=tuple(sorted(self.txn_offsets, key=_txn_offset_key)),
+            producer_ids_issued=self.producer_ids_issued,
         )
 
 
 def _request_id(o: Outgoing) -> int:
     return o.request_id
+
+
+def _txn_offset_key(o: PendingTxnOffset) -> tuple[int, str, int]:
+    return (o.producer_id, o.topic, o.partition)
 
 
 def explore(

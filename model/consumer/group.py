@@ -702,7 +702,11 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
         self, state: ConsumerGroupState, request_id: int, command: Request, at_ms: float
     ) -> list[ConsumerGroupState]:
         s = _evolve(state, now_ms=max(state.now_ms, at_ms))
-        low, high = (2, 10) if isinstance(command, OffsetCommit | OffsetFetch) else (0, 0)
+        # the offsets APIs from their oldest versions 4.x accepts (KIP-896: OffsetCommit v2,
+        # OffsetFetch v1), the KIP-848 ones up to the line's newest
+        low, high = (2, 10) if isinstance(command, OffsetCommit) else (0, 0)
+        if isinstance(command, OffsetFetch):
+            low, high = 1, 10
         if not isinstance(command, OffsetCommit | OffsetFetch):
             high = self.config.max_version
         if not low <= command.version <= high:

@@ -48,7 +48,10 @@ at most one of them with a live group, and the crossing rules below, read at Apa
      ``MEMBER_ID_REQUIRED`` for a dynamic member without an id (a new id is not remembered: any id
      joins); a static member with an unknown id takes the place of the member with its instance id
      (``replaceMember``), with a known id must be that member (``UNKNOWN_MEMBER_ID``,
-     ``FENCED_INSTANCE_ID``). Its subscription comes from its metadata (a change bumps the group
+     ``FENCED_INSTANCE_ID``). Then its first protocol's metadata is read
+     (``deserializeSubscription``): one that does not parse is ``UNKNOWN_SERVER_ERROR`` (an
+     ``IllegalStateException``, or the reader's own exception: no ``ApiException``), nothing
+     written. Its subscription comes from its metadata (a change bumps the group
      epoch), the target is brought up to date and the member reconciled with the partitions its
      metadata says it owns (none in a v0 ``ConsumerProtocolSubscription``: its revocations are done
      at once). The answer comes at once: the member's epoch as the generation, its first
@@ -72,6 +75,8 @@ at most one of them with a live group, and the crossing rules below, read at Apa
    * LeaveGroup (``classicGroupLeaveToConsumerGroup``) answers each member: unknown
      ``UNKNOWN_MEMBER_ID``, an instance id held by another member id ``FENCED_INSTANCE_ID``, else
      the member, of either protocol, is removed (``consumerGroupFenceMembers``: one epoch bump).
+     Below v3 it names one member id (``LeaveGroupRequest.normalizedData``) and the answer
+     carries that member's error at the top level (``LeaveGroupResponse``, ``version <= 2``).
    * OffsetCommit follows ``ConsumerGroup.validateOffsetCommit``: a classic member commits with
      any version, and where a consumer-protocol member hears ``STALE_MEMBER_EPOCH`` it hears
      ``ILLEGAL_GENERATION``. DescribeGroups reads the group with ``GMM.classicGroup``: as for a
@@ -121,6 +126,7 @@ from kgc.model.classic.rebalance import (
 from kgc.model.classic.state import EMPTY, CommittedOffset, GroupState, Outgoing, with_outbox
 from kgc.model.classic.state import STABLE as CLASSIC_STABLE
 from kgc.model.classic.state import Member as ClassicMember
+from kgc.model.classic.subscription import read_subscription
 from kgc.model.classic.txn import Txn, as_answered, explore
 from kgc.model.commands import (
     NO_MEMBER_ID,
@@ -134,6 +140,7 @@ from kgc.model.commands import (
     JoinGroupResponse,
     LeaveGroup,
     LeaveGroupResponse,
+    MemberIdentity,
     MemberResult,
     NotModelled,
     OffsetCommit,
@@ -253,6 +260,12 @@ def _parsed_assignment(text: str, topics: Mapping[str, int]) -> frozenset[TP] | 
         return None
     obj = json.loads(text)
     return frozenset(TP(t, p) for t, ps in obj.items() for p in ps if 0 <= p < topics.get(t, 0))
+
+
+def _unreadable(metadata: str) -> bool:
+    """Whether a consumer group cannot read ``metadata`` as a ``ConsumerProtocolSubscription``
+    (``GroupMetadataManager.deserializeSubscription``): any failure of any reader counts."""
+    return isinstance(read_subscription(metadata, "checked", wrapped=True), str)
 
 
 def _parsed_topics(metadata: str) -> tuple[str, ...] | None:
@@ -691,13 +704,18 @@ class MigratingGroupModel(TimedModel[MixedState]):
         return self._answer_classic(replace(s, consumer=consumer), request_id, answer)
 
     def _leave(self, s: MixedState, request_id: int, command: LeaveGroup) -> MixedState:
-        """``classicGroupLeaveToConsumerGroup`` (v3+; the suite sends no older LeaveGroup here)."""
-        if command.version < 3:
-            raise NotModelled("LeaveGroup below v3 to a consumer group is not modelled")
+        """``classicGroupLeaveToConsumerGroup``. Before v3 the request names one member id and
+        the answer carries that member's error alone (``LeaveGroupRequest.normalizedData``,
+        ``LeaveGroupResponse``'s constructor for ``version <= 2``)."""
+        single = command.version < 3
+        identities = command.members
+        if single:
+            first = command.members[0].member_id if command.members else ""
+            identities = (MemberIdentity(member_id=first),)
         consumer = s.consumer
         results: list[MemberResult] = []
         leaving: list[str] = []
-        for x in command.members:
+        for x in identities:
             member: Member | None
             if x.group_instance_id is None:
                 member = consumer.member(x.member_id)
@@ -726,6 +744,8 @@ class MigratingGroupModel(TimedModel[MixedState]):
             if self.consumer.config.empty_group_assignment_catches_up and not consumer.members:
                 consumer = replace(consumer, assignment_epoch=epoch + 1, target=())
         s = replace(s, consumer=consumer)
+        if single:
+            return self._answer_classic(s, request_id, LeaveGroupResponse(error=results[0].error))
         return self._answer_classic(
             s, request_id, LeaveGroupResponse(error=NONE, members=tuple(results))
         )
@@ -818,6 +838,13 @@ class MigratingGroupModel(TimedModel[MixedState]):
                     group_epoch=c.group_epoch - 1,  # a replacement, not a removal: no bump
                     target=tuple(sorted(c.target + ((member_id, kept),))),
                 )
+        if command.protocols and _unreadable(command.protocols[0].metadata):
+            # ``deserializeSubscription`` reads the first protocol's metadata: a SchemaException
+            # becomes an IllegalStateException, any other failure escapes as it is; neither is an
+            # ApiException, so the join is answered UNKNOWN_SERVER_ERROR and nothing is written
+            # (seen on 4.3.1: ``kgc check --protocol migration --seed 33``)
+            error = JoinGroupResponse(error=UNKNOWN_SERVER_ERROR)
+            return [self._answer_classic(refused, request_id, error)]
         subscribed = _parsed_topics(command.protocols[0].metadata) if command.protocols else None
         updated = replace(
             old,

@@ -4,13 +4,31 @@ run's search (``Search.opt_in`` -> ``SuiteContext.opt_in`` -> ``machine_for``). 
 from __future__ import annotations
 
 from kgc.conformance.drivers.suite import Search, suite_parts
-from kgc.model.requests import OPT_IN_REQUESTS
+from kgc.model.requests import OPT_IN_REQUESTS, opt_in_closure
 
 from kgc.cli import main
 
 
-def test_the_opt_in_request_types_are_the_delete_and_list_ones() -> None:
-    assert set(OPT_IN_REQUESTS) == {"ListGroups", "DeleteGroups", "OffsetDelete"}
+def test_the_opt_in_request_types_are_the_delete_list_and_transactional_ones() -> None:
+    assert set(OPT_IN_REQUESTS) == {
+        "ListGroups",
+        "DeleteGroups",
+        "OffsetDelete",
+        "InitProducerId",
+        "AddOffsetsToTxn",
+        "TxnOffsetCommit",
+        "EndTxn",
+    }
+
+
+def test_asking_for_one_transactional_request_asks_for_the_whole_path() -> None:
+    assert opt_in_closure(("TxnOffsetCommit",)) == (
+        "TxnOffsetCommit",
+        "InitProducerId",
+        "AddOffsetsToTxn",
+        "EndTxn",
+    )
+    assert opt_in_closure(("DeleteGroups",)) == ("DeleteGroups",)
 
 
 def test_run_suite_takes_the_opt_in_types_into_its_search() -> None:

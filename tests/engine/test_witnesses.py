@@ -6,6 +6,8 @@
 (CONTRIBUTING.md): together they reach every cell ``engine/coverage.py`` counts for that broker.
 Re-checked here against today's model, so a model change that makes a witness fail, or a universe
 change that counts a cell no broker showed (or excludes one a broker did show), fails this test.
+The sets also witness the input cells (request × version × field class): each set's traces were
+recorded since the search draws every version.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ def test_every_counted_cell_has_a_witness_that_still_passes(name: str) -> None:
     assert not report.excluded, f"witnessed, yet excluded by the universe: {report.excluded}"
     assert not report.missing, f"counted, yet never witnessed: {report.missing}"
     assert len(report.witnessed) >= 0.85 * len(universe())
+    # input cells (request × version × field class): none sent may be one the universe excludes,
+    # and the set sent at least 90 % of those its broker's versions count
+    assert not report.inputs_excluded, f"sent, yet excluded: {report.inputs_excluded}"
+    counted = len(report.inputs_witnessed) + len(report.inputs_missing)
+    assert counted and len(report.inputs_witnessed) >= 0.9 * counted, report.inputs_missing
 
 
 def test_select_cuts_each_trace_after_its_last_new_cell() -> None:

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import pytest
 from kgc.engine.broken import broken
 from kgc.model import commands as m
 from kgc.model.checker import Checker, CheckerConfig, Divergence, check
 from kgc.model.classic.cluster_group import ClusterGroupModel, ClusterGroupState
-from kgc.model.history import Event, Fault, Invoke, Quiet, Receive
+from kgc.model.history import (
+    Event,
+    Fault,
+    Invoke,
+    Quiet,
+    Receive,
+    TraceFormatError,
+    event_from_json,
+    event_to_json,
+)
 from kgc.model.profiles import PROFILES, GroupConfig
 
 CONFIG = GroupConfig(
@@ -47,8 +57,20 @@ class History:
         self.now += 20
         self.events.append(Quiet(step=step, at_ms=self.now))
 
-    def fault(self, action: str, node: int, *, settle_ms: float = 3500) -> None:
-        self.events.append(Fault(step=len(self.events), at_ms=self.now, action=action, node=node))
+    def fault(
+        self, action: str, node: int, *, settle_ms: float = 3500, served_by: int | None = None
+    ) -> None:
+        """``served_by``: the node the runner saw serve the group at the end of ``settle_ms``."""
+        self.events.append(
+            Fault(
+                step=len(self.events),
+                at_ms=self.now,
+                action=action,
+                node=node,
+                served_by=served_by,
+                served_at_ms=None if served_by is None else self.now + settle_ms,
+            )
+        )
         self.now += settle_ms
         self.events.append(Quiet(step=len(self.events), at_ms=self.now))
 
@@ -310,6 +332,32 @@ def test_state_set_names_the_loading_phase() -> None:
     assert isinstance(s, ClusterGroupState)
     (lost, *_rest) = model.fault(s, action="kill", node=1, at_ms=0.0)
     assert model.group_state(lost) in ("Loading", "Empty")
+
+
+def test_loading_ends_by_the_time_the_runner_saw_the_group_served() -> None:
+    # Without the runner's word the new coordinator may still be loading 3.5 s after the kill
+    # (rule 4 has no other bound); once the runner saw node 2 serve the group, it is not.
+    for served_by, loading_allowed in ((None, True), (2, False)):
+        h = stable_group_with_commit()
+        h.fault("kill", 1, served_by=served_by)
+        h.call(find("c1"), m.FindCoordinatorResponse(error="NONE", node_id=2))
+        h.call(fetch("c1"), m.OffsetFetchResponse(error="COORDINATOR_LOAD_IN_PROGRESS"))
+        assert (run(h) is None) is loading_allowed, served_by
+        h.events[-2] = replace(h.events[-2], response=fetched(5))  # type: ignore[call-arg]
+        assert run(h) is None, served_by
+
+
+def test_a_group_served_by_a_node_no_world_allows_is_caught() -> None:
+    # the runner saw the dead node 1 serve the group: no world of the model has that
+    h = stable_group_with_commit()
+    h.fault("kill", 1, served_by=1)
+    divergence = run(h)
+    assert divergence is not None and isinstance(divergence.event, Fault)
+    # a fault elsewhere leaves node 1 serving; the runner saying so keeps the history allowed
+    h = stable_group_with_commit()
+    h.fault("kill", 3, served_by=1)
+    h.call(heartbeat("c1", "c1-1", 1), m.HeartbeatResponse(error="NONE"))
+    assert run(h) is None
 
 
 def test_paused_coordinator_resumes_as_a_zombie_then_unloads() -> None:
@@ -621,3 +669,18 @@ def test_a_timed_out_commit_is_not_acknowledged() -> None:
     assert run(h) is None
     h.events[-2] = replace(h.events[-2], response=fetched(5))  # type: ignore[call-arg]
     assert run(h) is not None
+
+
+def test_a_fault_records_who_served_the_group_and_a_bad_record_is_refused() -> None:
+    fault = Fault(step=3, at_ms=10.0, action="kill", node=1, served_by=2, served_at_ms=900.5)
+    assert event_from_json(event_to_json(fault)) == fault
+    bare = Fault(step=3, at_ms=10.0, action="kill", node=1)
+    assert "served_by" not in event_to_json(bare)
+    assert event_from_json(event_to_json(bare)) == bare
+    for broken_record, field_name in (
+        ({"served_by": 2}, "served_at_ms"),
+        ({"served_at_ms": 20.0}, "served_by"),
+        ({"served_by": 2, "served_at_ms": 5.0}, "served_at_ms"),
+    ):
+        with pytest.raises(TraceFormatError, match=field_name):
+            event_from_json({**event_to_json(bare), **broken_record})

@@ -19,6 +19,7 @@ import pytest
 from kgc.conformance.drivers.fault_suite import replay_faulty, run_fault_suite
 from kgc.engine.broken import broken
 from kgc.engine.traces import load, render
+from kgc.model.history import Fault
 
 pytestmark = [pytest.mark.broker, pytest.mark.faults]
 
@@ -65,6 +66,12 @@ def test_fault_search_catches_a_coordinator_that_forgets_the_generation(
     [saved] = result.saved
     trace = load(saved)
     faults = [(e.step, e.action, e.node) for e in trace.events if e.kind == "fault"]
+    # each fault records the node the runner then saw serve the group (the model's loading bound)
+    assert faults and all(
+        e.served_by is not None and e.served_at_ms is not None and e.served_at_ms >= e.at_ms
+        for e in trace.events
+        if isinstance(e, Fault)
+    ), [e for e in trace.events if isinstance(e, Fault)]
     say(f"shrunk: {len(trace.commands)} commands, faults {faults}\n{render(trace)}")
     assert faults, "the divergence needs no fault: not the failover variant's"
     with broken("failover-forgets-generation"):

@@ -96,7 +96,7 @@ def test_a_new_group_is_described_only_once_its_creation_is_committed(
             lambda action, node: (
                 kraft_nemesis(action, node),
                 settle(cluster, kgc_group_id, machine.partitions, set(), coordinator_hit=True),
-            ),
+            )[1],
         )
         trace = explained(machine)
         say(machine.report())
@@ -149,11 +149,10 @@ def test_a_write_no_follower_can_commit_is_answered_at_its_timeout(
                 FaultStep(action="resume", node=node),
                 lambda action, node, last=last: (
                     kraft_nemesis(action, node),
-                    last
-                    and settle(
-                        cluster, kgc_group_id, machine.partitions, set(), coordinator_hit=True
-                    ),
-                ),
+                    settle(cluster, kgc_group_id, machine.partitions, set(), coordinator_hit=True)
+                    if last
+                    else None,
+                )[1],
             )
         machine.heartbeat(c1, VI, "current")
         again = wait_for(machine, c1, 30.0)

@@ -4,6 +4,8 @@ test). The broker half is ``tests/differential/test_migration_differential.py``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from kgc.model.client_view import simple_commit, subscription
 from kgc.model.commands import (
@@ -231,6 +233,69 @@ def test_a_classic_leave_removes_a_consumer_member_and_bumps_the_epoch():
         client="k1", member_id="k1-1", member_epoch=2, topic_partitions=(), version=1
     )
     assert {a.error for a in run.send(beat)} == {"UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND"}
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_an_old_classic_leave_names_one_member_and_answers_with_its_error(version):
+    """LeaveGroup v0-2 to a consumer group: the request names one member id
+    (``LeaveGroupRequest.normalizedData``) and the answer carries that member's error alone,
+    at the top level (``LeaveGroupResponse``'s constructor for ``version <= 2``). The search met
+    it once it drew every LeaveGroup version (a model that did not know it never answered)."""
+    run = Run()
+    run.only(cgh_join())
+    stranger = LeaveGroup(
+        client="c1", members=(MemberIdentity(member_id="stranger"),), version=version
+    )
+    assert (run.only(stranger).error, run.only(stranger).members) == ("UNKNOWN_MEMBER_ID", ())
+    answer = run.only(
+        LeaveGroup(client="c1", members=(MemberIdentity(member_id="k1-1"),), version=version)
+    )
+    assert (answer.error, answer.members) == ("NONE", ())
+    beat = ConsumerGroupHeartbeat(
+        client="k1", member_id="k1-1", member_epoch=2, topic_partitions=(), version=1
+    )
+    assert {a.error for a in run.send(beat)} == {"UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND"}
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        "\x00\x00\x00\x00\x00\x10",  # a topic count past the end
+        "\x00\x00\x00\x00\x00\x01\x00\x05ab",  # a topic name past the end
+        "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09",  # user data past the end
+    ],
+)
+def test_a_classic_join_whose_subscription_does_not_parse_is_an_unknown_server_error(metadata):
+    """``classicGroupJoinToConsumerGroup`` reads the first protocol's metadata
+    (``deserializeSubscription``): a SchemaException becomes an IllegalStateException, and any
+    other failure escapes as it is, so the join is answered UNKNOWN_SERVER_ERROR and nothing is
+    written. Found by ``kgc check --protocol migration --seed 33`` on 4.3.1 (1-minimal: a consumer
+    joins, then a static classic member joins at v9 with a topic count of 16 and no bytes after
+    it; the model said NONE)."""
+    run = Run("bidirectional")
+    run.only(cgh_join())
+    join = classic_join(version=9)
+    bad = replace(
+        join,
+        group_instance_id="c1-instance",
+        protocols=(Protocol(name="range", metadata=metadata),),
+    )
+    assert run.only(bad).error == "UNKNOWN_SERVER_ERROR"
+    described = run.only(ConsumerGroupDescribe(client="k1", version=1))
+    assert [m.member_id for m in described.members] == ["k1-1"]  # nothing was written
+    assert run.only(replace(join, group_instance_id="c1-instance")).error == "NONE"
+
+
+def test_offset_fetch_v1_reads_a_consumer_groups_offsets():
+    """OffsetFetch v1, the oldest 4.x accepts (KIP-896), to a consumer group: answered as the
+    newer versions are, by partition (it has no top-level error). Seen on 4.3.1 by the search
+    once it drew every OffsetFetch version: offset -1, no error."""
+    run = Run()
+    run.only(cgh_join())
+    answer = run.only(
+        OffsetFetch(client="c1", partitions=(TopicPartition(topic=T, partition=0),), version=1)
+    )
+    assert [(p.offset, p.error) for p in answer.partitions] == [(-1, "NONE")]
 
 
 def test_a_classic_join_deletes_an_empty_consumer_group_and_keeps_its_offsets():

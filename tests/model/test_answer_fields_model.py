@@ -117,9 +117,12 @@ def test_static_leader_rejoin_v9_is_told_to_skip_the_assignment() -> None:
 # ------------------------------------------------------------------------- DescribeGroups members
 
 
+SUBSCRIBED = '{"topics": ["t"]}'  # a subscription the coordinator reads (``subscription.py``)
+
+
 def test_describe_shows_client_id_host_and_metadata_in_stable_only() -> None:
     sim = Sim(client_host="/10.1.2.3", profile=KAFKA_3_9)  # 3.9: the new group is read at once
-    protocols = (Protocol(name="range", metadata="meta-1"),)
+    protocols = (Protocol(name="range", metadata=SUBSCRIBED),)
     r = sim.send(join("c1", version=3, protocols=protocols))
     sim.at(1)
     gen = sim.take(r).generation_id  # type: ignore[union-attr]
@@ -134,7 +137,7 @@ def test_describe_shows_client_id_host_and_metadata_in_stable_only() -> None:
             member_id="c1-1",
             client_id=client_id_of("c1"),
             client_host="/10.1.2.3",
-            metadata="meta-1",
+            metadata=SUBSCRIBED,
             assignment="a",
         ),
     )

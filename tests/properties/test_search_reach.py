@@ -79,8 +79,11 @@ def _search(variant: str | None, seed: int, ctx: SuiteContext | None = None) -> 
 _ROOT = Path(__file__).resolve().parents[2]
 # A search is random: ``pending-join-not-alive`` was reached by 10 of 16 seeded 200-example
 # searches before the ``aim`` rule and by 9 of 12 after it (seed 1 among the misses both times);
-# the others by every seed tried. So a variant counts as reached when one of three seeds reaches it.
-SEEDS = (1, 2, 3)
+# since every version is drawn (JoinGroup v0-3 without the handshake, v0 with the session as its
+# rebalance timeout) by fewer seeds of 1-3 (oldest first: seeds 4, 5 and 7 of 1-8; the versions
+# drawn before put first again, ``model/requests.py`` ``every_version``: still none of 1-3); the
+# others by every seed tried. So a variant counts as reached when one of six seeds reaches it.
+SEEDS = (1, 2, 3, 4, 5, 6)
 _PROBE = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from tests.properties.test_search_reach import _search; "
