@@ -167,10 +167,18 @@ def first_protocols_agree(command: JoinGroup) -> JoinGroup:
     return replace(command, protocols=(first, *rest))
 
 
+def join_names_a_protocol(command: JoinGroup) -> JoinGroup:
+    """The steer ``join_names_a_protocol``: a JoinGroup the search builds always names its
+    protocols; the steer takes the misuse that sends none (``join-no-protocols``) out of the
+    search (``GroupMachine._misuse_command``)."""
+    return command
+
+
 # Steers (``SuiteContext.steers``): what a search never sends to an implementation whose process
 # the request would kill, each a function of the command the search would send.
 STEERS: dict[str, Callable[[JoinGroup], JoinGroup]] = {
     "first_protocols_agree": first_protocols_agree,
+    "join_names_a_protocol": join_names_a_protocol,
 }
 
 
@@ -1190,6 +1198,8 @@ class GroupMachine(EngineMachine):
         if kind.startswith("join-"):
             join = self._join_command(client, ctx.version("JoinGroup", vi), v.member_id)
             if kind == "join-no-protocols":
+                if "join_names_a_protocol" in self.context.steers:
+                    return None  # the steer: this implementation dies of it
                 return dataclasses.replace(join, protocols=())
             if kind == "join-unknown-member":
                 return dataclasses.replace(join, member_id=STRANGER)
