@@ -402,8 +402,8 @@ STEERS: dict[str, tuple[Steer, ...]] = {
             "once the group has a protocol type and no member's protocols (`len(g.protocols) == "
             "0`), a JoinGroup naming no protocol matches; a pending member that rejoins so is "
             "added (`addMemberAndRebalance`) and `completeRebalance` (l.1390-1397) finds no "
-            "protocol every member supports and panics (\"unable to find commonly supported "
-            "protocol!\"): the process dies. Kafka refuses an empty protocol list "
+            'protocol every member supports and panics ("unable to find commonly supported '
+            'protocol!"): the process dies. Kafka refuses an empty protocol list '
             "INCONSISTENT_GROUP_PROTOCOL (`ClassicGroup.supportsProtocols`). Searches on kfake "
             "send no JoinGroup without protocols (the misuse `join-no-protocols`)",
             proof="traces/known/kfake/joingroup-no-protocols-pending-member-panics.json",
