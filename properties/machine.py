@@ -305,9 +305,9 @@ MISUSES = (
     "join-no-protocol-type",
     "join-unknown-member",
     "join-oversized-member-id",
-    "join-unreadable-subscription",
     "commit-oversized-metadata",
     "commit-future-generation",
+    "join-unreadable-subscription",  # last: the kinds before it keep the draws they had
 )
 OVERSIZED_METADATA = 4097
 # Subscriptions a coordinator cannot read, each failing its own way (``model/classic/subscription
