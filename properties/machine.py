@@ -796,10 +796,18 @@ class GroupMachine(EngineMachine):
         """Z3: the leader's assignment for this generation gives every subscribed partition
         exactly one owner, and only to subscribers (issue: "every SyncGroup assignment is checked
         at each step"). A FAIL or an UNKNOWN stops the example as an invariant failure."""
+        from kgc.properties.assignment_codec import decode_subscription
         from kgc.properties.assignment_z3 import check_generation
 
+        subscriptions = dict(v.subscriptions)
+        try:
+            for sub in subscriptions.values():
+                if isinstance(sub, str):
+                    decode_subscription(sub)
+        except ValueError:
+            return  # a subscription no leader can read (``join-unreadable-subscription``)
         result = check_generation(
-            dict(v.subscriptions),
+            subscriptions,
             {a.member_id: a.assignment for a in assignments},
             partitions_per_topic={self.topic: TOPIC_PARTITIONS},
             generation_id=v.generation_id,
