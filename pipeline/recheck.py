@@ -94,8 +94,17 @@ class _Observing(Model[Any]):
     def timers(self, state: Any) -> list[tuple[float, str, str]]:
         return self.inner.timers(state)
 
+    def input_class(self, state: Any, command: Request) -> str | None:
+        return self.inner.input_class(state, command)
+
+    def hold_ms(self) -> float:
+        return self.inner.hold_ms()
+
     def known_bug(self, state: Any) -> Any:
         return self.inner.known_bug(state)
+
+    def with_known_bug(self, state: Any, world: Any) -> Any:
+        return self.inner.with_known_bug(state, world)
 
 
 # ------------------------------------------------------------------------- divergence signatures

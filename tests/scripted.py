@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from kgc.conformance.brokers.session import description_of
+from kgc.conformance.wire.broker_target import BrokerTarget
 from kgc.conformance.wire.brokerconfig import facts
 from kgc.conformance.wire.client import Cluster
 from kgc.conformance.wire.negotiate import negotiate_with
 from kgc.engine.loop import Engine
-from kgc.engine.registry import model_manifest
+from kgc.engine.registry import build, model_manifest
+from kgc.engine.traces import Trace, result_of
 from kgc.model import PROFILES
 from kgc.model.checker import CheckerConfig
 from kgc.model.commands import Tick
@@ -60,3 +63,56 @@ def answer(engine: Engine, command: Any) -> Any:
                 return event.response
         engine.execute(Tick(ms=20))
     raise AssertionError(f"no answer to {command}")
+
+
+@dataclass(frozen=True)
+class Classic:
+    """What a scripted classic history is written for: its group, its topics (created, each of
+    ``partitions`` partitions), and the broker's initial rebalance delay."""
+
+    group_id: str
+    topics: tuple[str, ...]
+    delay_ms: int
+    record: dict[str, Any]
+
+    @property
+    def topic(self) -> str:
+        return self.topics[0]
+
+
+def classic_run(
+    broker: Any,
+    prefix: str,
+    history: Callable[[Classic], list[Any]],
+    *,
+    topics: tuple[str, ...] = ("topic",),
+    partitions: int = TOPIC_PARTITIONS,
+    client_id: str = "kgc-test",
+) -> tuple[Engine, Trace, list[Any]]:
+    """Run ``history`` (given its :class:`Classic`) on a fresh ``prefix…`` group of ``broker``
+    with the classic model checking every answer; return the engine, the trace (for ``render``
+    in a failing assertion) and the broker's answers in order."""
+    cluster = Cluster(broker.bootstrap_servers, client_id=client_id)
+    description = {**description_of(broker), **facts(cluster)}
+    group_id = f"{prefix}{secrets.token_hex(4)}"
+    names = tuple(f"{group_id}-{t}" for t in topics)
+    for name in names:
+        cluster.create_topic(name, partitions=partitions)
+    config = description.get("group_config") or {}
+    delay_ms = int(config.get("group.initial.rebalance.delay.ms", 0))
+    record = model_manifest(description)
+    target = BrokerTarget(cluster, group_id, description=description)
+    engine = Engine(target, build(record, group_id))
+    try:
+        engine.run(history(Classic(group_id, names, delay_ms, record)))
+    finally:
+        target.close()
+        cluster.close()
+    trace = Trace(
+        manifest={"target": description, "group_id": group_id},
+        events=engine.events,
+        extras=engine.extras,
+        result=result_of(engine),
+    )
+    answers = [e.response for e in engine.events if isinstance(e, Receive)]
+    return engine, trace, answers

@@ -56,7 +56,7 @@ from __future__ import annotations
 from kgc.model.classic.state import EMPTY
 from kgc.model.classic.subscription import read_subscription
 from kgc.model.classic.transactions import drop_pending
-from kgc.model.classic.txn import Txn
+from kgc.model.classic.txn import Txn, partition_exists
 from kgc.model.commands import (
     DeleteGroups,
     DeleteGroupsResponse,
@@ -87,7 +87,7 @@ def handle_delete_groups(tx: Txn, request_id: int, cmd: DeleteGroups) -> None:
 
 
 def handle_offset_delete(tx: Txn, request_id: int, cmd: OffsetDelete) -> None:
-    known = [tp for tp in cmd.partitions if _partition_exists(tx, tp.topic, tp.partition)]
+    known = [tp for tp in cmd.partitions if partition_exists(tx, tp.topic, tp.partition)]
     results = [
         PartitionError(topic=tp.topic, partition=tp.partition, error=UNKNOWN_TOPIC_OR_PARTITION)
         for tp in cmd.partitions
@@ -169,10 +169,3 @@ def subscribed_topics(tx: Txn) -> tuple[str, ...] | None:
             return None
         topics.update(parsed)
     return tuple(sorted(topics))
-
-
-def _partition_exists(tx: Txn, topic: str, partition: int) -> bool:
-    topics = tx.config.topics
-    if topics is None:
-        return True
-    return any(name == topic and 0 <= partition < count for name, count in topics)

@@ -49,7 +49,7 @@ from kgc.model.classic.state import (
     CommittedOffset,
 )
 from kgc.model.classic.transactions import has_pending, supersede_pending
-from kgc.model.classic.txn import Txn
+from kgc.model.classic.txn import Txn, split_unknown_partitions
 from kgc.model.commands import (
     NO_MEMBER_ID,
     FetchedOffset,
@@ -67,19 +67,8 @@ from kgc.model.errors import (
     OFFSET_METADATA_TOO_LARGE,
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
-    UNKNOWN_TOPIC_OR_PARTITION,
     UNSTABLE_OFFSET_COMMIT,
 )
-
-
-def _partition_exists(tx: Txn, topic: str, partition: int) -> bool:
-    topics = tx.config.topics
-    if topics is None:
-        return True
-    for name, count in topics:
-        if name == topic:
-            return 0 <= partition < count
-    return False
 
 
 def _validate(
@@ -128,17 +117,7 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
     generation = cmd.generation_id if v >= 1 else -1
     member_id = cmd.member_id if v >= 1 else NO_MEMBER_ID
     instance = cmd.group_instance_id if v >= 7 else None
-    results: list[PartitionError] = []
-    valid = []
-    for o in cmd.offsets:
-        if _partition_exists(tx, o.topic, o.partition):
-            valid.append(o)
-        else:
-            results.append(
-                PartitionError(
-                    topic=o.topic, partition=o.partition, error=UNKNOWN_TOPIC_OR_PARTITION
-                )
-            )
+    valid, results = split_unknown_partitions(tx, cmd.offsets)
     if valid:
         error = _validate(tx, cmd, generation, member_id, instance)
         if error is not None:

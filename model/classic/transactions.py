@@ -106,7 +106,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kgc.model.classic.state import EMPTY, CommittedOffset, PendingTxnOffset, Producer
-from kgc.model.classic.txn import Txn
+from kgc.model.classic.txn import Txn, split_unknown_partitions
 from kgc.model.commands import (
     AddOffsetsToTxn,
     AddOffsetsToTxnResponse,
@@ -128,7 +128,6 @@ from kgc.model.errors import (
     OFFSET_METADATA_TOO_LARGE,
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
-    UNKNOWN_TOPIC_OR_PARTITION,
 )
 
 # Kafka's ``TransactionState`` names
@@ -316,17 +315,7 @@ def _validate(tx: Txn, cmd: TxnOffsetCommit) -> str | None:
 
 
 def handle_txn_offset_commit(tx: Txn, request_id: int, cmd: TxnOffsetCommit) -> None:
-    results: list[PartitionError] = []
-    valid = []
-    for o in cmd.offsets:
-        if _partition_exists(tx, o.topic, o.partition):
-            valid.append(o)
-        else:
-            results.append(
-                PartitionError(
-                    topic=o.topic, partition=o.partition, error=UNKNOWN_TOPIC_OR_PARTITION
-                )
-            )
+    valid, results = split_unknown_partitions(tx, cmd.offsets)
     if valid:
         if tx.profile.txn_commit_creates_group_first:
             tx.exists = True  # T4, 3.9: an Empty group before anything is checked
@@ -377,13 +366,6 @@ def _store_pending(
             leader_epoch=leader_epoch if cmd.version >= 2 else -1,
         )
     )
-
-
-def _partition_exists(tx: Txn, topic: str, partition: int) -> bool:
-    topics = tx.config.topics
-    if topics is None:
-        return True
-    return any(name == topic and 0 <= partition < count for name, count in topics)
 
 
 # -------------------------------------------------------------------------------- T7-T8: EndTxn

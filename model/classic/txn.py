@@ -13,7 +13,7 @@ points), so every allowed successor is produced without the rules having to retu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -28,7 +28,15 @@ from kgc.model.classic.state import (
     Producer,
     SyncTimer,
 )
-from kgc.model.commands import NO_GENERATION, JoinGroupResponse, Response, member_name
+from kgc.model.commands import (
+    NO_GENERATION,
+    JoinGroupResponse,
+    PartitionError,
+    Response,
+    TopicPartitionOffset,
+    member_name,
+)
+from kgc.model.errors import UNKNOWN_TOPIC_OR_PARTITION
 from kgc.model.known_bugs import BugWorld
 from kgc.model.profiles import GroupConfig, Profile
 from kgc.model.timed import Deferred
@@ -249,6 +257,31 @@ class Txn:
             txn_offsets=tuple(sorted(self.txn_offsets, key=_txn_offset_key)),
             producer_ids_issued=self.producer_ids_issued,
         )
+
+
+def partition_exists(tx: Txn, topic: str, partition: int) -> bool:
+    """Whether the cluster has ``topic``'s ``partition`` (every partition when the model was
+    given no topics)."""
+    topics = tx.config.topics
+    if topics is None:
+        return True
+    return any(name == topic and 0 <= partition < count for name, count in topics)
+
+
+def split_unknown_partitions(
+    tx: Txn, offsets: Iterable[TopicPartitionOffset]
+) -> tuple[list[TopicPartitionOffset], list[PartitionError]]:
+    """The offsets of partitions that exist, and an UNKNOWN_TOPIC_OR_PARTITION answer for each of
+    the others (a commit, plain or transactional, checks its partitions before its group)."""
+    valid: list[TopicPartitionOffset] = []
+    results: list[PartitionError] = []
+    for o in offsets:
+        if partition_exists(tx, o.topic, o.partition):
+            valid.append(o)
+        else:
+            error = UNKNOWN_TOPIC_OR_PARTITION
+            results.append(PartitionError(topic=o.topic, partition=o.partition, error=error))
+    return valid, results
 
 
 def _request_id(o: Outgoing) -> int:

@@ -24,9 +24,8 @@ from kgc.conformance.wire.broker_target import BrokerTarget
 from kgc.conformance.wire.brokerconfig import facts
 from kgc.conformance.wire.client import Cluster
 from kgc.conformance.wire.negotiate import negotiate_with
-from kgc.engine.loop import Engine
 from kgc.engine.registry import build, model_manifest
-from kgc.engine.traces import Trace, render, result_of
+from kgc.engine.traces import render
 from kgc.model import PROFILES
 from kgc.model.commands import (
     Assignment,
@@ -55,6 +54,8 @@ from kgc.properties.machine import (
     search,
     time_scale_for,
 )
+
+from tests.scripted import Classic, classic_run
 
 pytestmark = pytest.mark.broker
 
@@ -127,29 +128,10 @@ def _history(topic: str, *, delay_ms: int) -> list:
 
 
 def test_a_scripted_history_of_deletions_is_allowed(kgc_broker) -> None:  # noqa: ANN001
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
-    description = {**description_of(kgc_broker), **facts(cluster)}
-    group_id = f"kgc-delete-{secrets.token_hex(4)}"
-    topic = f"{group_id}-topic"
-    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-    delay_ms = int(
-        (description.get("group_config") or {}).get("group.initial.rebalance.delay.ms", 0)
-    )
-    target = BrokerTarget(cluster, group_id, description=description)
-    engine = Engine(target, build(model_manifest(description), group_id))
-    try:
-        engine.run(_history(topic, delay_ms=delay_ms))
-    finally:
-        target.close()
-        cluster.close()
-    trace = Trace(
-        manifest={"target": description, "group_id": group_id},
-        events=engine.events,
-        extras=engine.extras,
-        result=result_of(engine),
+    engine, trace, answers = classic_run(
+        kgc_broker, "kgc-delete-", lambda run: _history(run.topic, delay_ms=run.delay_ms)
     )
     assert engine.divergence is None, render(trace)
-    answers = [e.response for e in engine.events if isinstance(e, Receive)]
     deletes = [r.error for r in answers if isinstance(r, DeleteGroupsResponse)]
     assert deletes == ["GROUP_ID_NOT_FOUND", "NON_EMPTY_GROUP", "NONE", "GROUP_ID_NOT_FOUND"], (
         render(trace)
@@ -196,38 +178,23 @@ def test_the_search_with_deletions_agrees_with_the_broker(kgc_broker) -> None:  
 def test_deleting_an_empty_groups_last_offsets_follows_the_line(kgc_broker) -> None:  # noqa: ANN001
     # delete.py rule 6: the Scala coordinator (3.9 and older) drops an Empty group whose last
     # offsets an OffsetDelete deleted, so the DeleteGroups after it finds no group; 4.x keeps it
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
-    description = {**description_of(kgc_broker), **facts(cluster)}
-    group_id = f"kgc-delete-{secrets.token_hex(4)}"
-    topic = f"{group_id}-topic"
-    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-    record = model_manifest(description)
-    target = BrokerTarget(cluster, group_id, description=description)
-    engine = Engine(target, build(record, group_id))
-    simple_commit = OffsetCommit(
-        client="c1",
-        member_id="",
-        generation_id=-1,
-        offsets=(TopicPartitionOffset(topic=topic, partition=0, offset=5),),
-        version=7,
-    )
-    last = OffsetDelete(
-        client="c1", partitions=(TopicPartition(topic=topic, partition=0),), version=0
-    )
-    try:
-        engine.run([simple_commit, last, DeleteGroups(client="c1", version=2)])
-    finally:
-        target.close()
-        cluster.close()
-    trace = Trace(
-        manifest={"target": description, "group_id": group_id},
-        events=engine.events,
-        extras=engine.extras,
-        result=result_of(engine),
-    )
+    def history(run: Classic) -> list:
+        simple_commit = OffsetCommit(
+            client="c1",
+            member_id="",
+            generation_id=-1,
+            offsets=(TopicPartitionOffset(topic=run.topic, partition=0, offset=5),),
+            version=7,
+        )
+        last = OffsetDelete(
+            client="c1", partitions=(TopicPartition(topic=run.topic, partition=0),), version=0
+        )
+        return [simple_commit, last, DeleteGroups(client="c1", version=2)]
+
+    engine, trace, answers = classic_run(kgc_broker, "kgc-delete-", history)
     assert engine.divergence is None, render(trace)
-    answers = [e.response for e in engine.events if isinstance(e, Receive)]
-    dropped = PROFILES[record["profile"]].offset_delete_drops_empty_group
+    profile = model_manifest(trace.manifest["target"])["profile"]
+    dropped = PROFILES[profile].offset_delete_drops_empty_group
     assert answers[-1] == DeleteGroupsResponse(error="GROUP_ID_NOT_FOUND" if dropped else "NONE")
 
 
@@ -235,15 +202,6 @@ def test_subscribed_topics_are_those_of_the_last_completed_join_phase(kgc_broker
     # delete.py rule 5: while c2 (subscribed to t and u) waits in the join phase it started, the
     # group's subscribed topics are still generation 1's ({t}): u's offset can be deleted; once
     # the phase completes, u is subscribed too
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
-    description = {**description_of(kgc_broker), **facts(cluster)}
-    group_id = f"kgc-delete-{secrets.token_hex(4)}"
-    t, u = f"{group_id}-t", f"{group_id}-u"
-    for topic in (t, u):
-        cluster.create_topic(topic, partitions=1)
-    target = BrokerTarget(cluster, group_id, description=description)
-    engine = Engine(target, build(model_manifest(description), group_id))
-
     def join(client: str, topics: list[str], member_id: str = "") -> JoinGroup:
         return JoinGroup(
             client=client,
@@ -254,47 +212,43 @@ def test_subscribed_topics_are_those_of_the_last_completed_join_phase(kgc_broker
             version=3,
         )
 
-    offset_delete = OffsetDelete(
-        client="c3",
-        partitions=(TopicPartition(topic=t, partition=0), TopicPartition(topic=u, partition=0)),
-        version=0,
-    )
-    history = [
-        join("c1", [t]),
-        Tick(ms=300),
-        SyncGroup(
-            client="c1",
-            member_id="c1-1",
-            generation_id=1,
-            assignments=(Assignment(member_id="c1-1", assignment="a"),),
-            version=3,
-        ),
-        OffsetCommit(
-            client="c1",
-            member_id="c1-1",
-            generation_id=1,
-            offsets=tuple(TopicPartitionOffset(topic=x, partition=0, offset=5) for x in (t, u)),
-            version=7,
-        ),
-        join("c2", [t, u]),  # parks: c1 has not rejoined
-        Tick(ms=50),
-        offset_delete,
-        join("c1", [t], member_id="c1-1"),  # completes the phase: generation 2
-        Tick(ms=300),
-        offset_delete,
-    ]
-    try:
-        engine.run(history)
-    finally:
-        target.close()
-        cluster.close()
-    trace = Trace(
-        manifest={"target": description, "group_id": group_id},
-        events=engine.events,
-        extras=engine.extras,
-        result=result_of(engine),
+    def history(run: Classic) -> list:
+        t, u = run.topics
+        offset_delete = OffsetDelete(
+            client="c3",
+            partitions=(TopicPartition(topic=t, partition=0), TopicPartition(topic=u, partition=0)),
+            version=0,
+        )
+        return [
+            join("c1", [t]),
+            Tick(ms=300),
+            SyncGroup(
+                client="c1",
+                member_id="c1-1",
+                generation_id=1,
+                assignments=(Assignment(member_id="c1-1", assignment="a"),),
+                version=3,
+            ),
+            OffsetCommit(
+                client="c1",
+                member_id="c1-1",
+                generation_id=1,
+                offsets=tuple(TopicPartitionOffset(topic=x, partition=0, offset=5) for x in (t, u)),
+                version=7,
+            ),
+            join("c2", [t, u]),  # parks: c1 has not rejoined
+            Tick(ms=50),
+            offset_delete,
+            join("c1", [t], member_id="c1-1"),  # completes the phase: generation 2
+            Tick(ms=300),
+            offset_delete,
+        ]
+
+    engine, trace, _ = classic_run(
+        kgc_broker, "kgc-delete-", history, topics=("t", "u"), partitions=1
     )
     assert engine.divergence is None, render(trace)
+    t, u = (f"{trace.manifest['group_id']}-{name}" for name in ("t", "u"))
     answers = [
         {(p.topic, p.error) for p in e.response.partitions}
         for e in engine.events

@@ -18,9 +18,8 @@ from kgc.conformance.wire.broker_target import BrokerTarget
 from kgc.conformance.wire.brokerconfig import facts
 from kgc.conformance.wire.client import Cluster
 from kgc.conformance.wire.negotiate import negotiate_with
-from kgc.engine.loop import Engine
 from kgc.engine.registry import build, model_manifest
-from kgc.engine.traces import Trace, render, result_of
+from kgc.engine.traces import render
 from kgc.model import PROFILES
 from kgc.model.commands import (
     Assignment,
@@ -33,7 +32,6 @@ from kgc.model.commands import (
     SyncGroup,
     Tick,
 )
-from kgc.model.history import Receive
 from kgc.properties.machine import (
     TOPIC_PARTITIONS,
     SuiteContext,
@@ -41,6 +39,8 @@ from kgc.properties.machine import (
     search,
     time_scale_for,
 )
+
+from tests.scripted import classic_run
 
 pytestmark = pytest.mark.broker
 
@@ -82,28 +82,9 @@ def _history() -> list:
 
 
 def test_a_scripted_history_of_listings_is_allowed(kgc_broker) -> None:  # noqa: ANN001
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
-    description = {**description_of(kgc_broker), **facts(cluster)}
-    group_id = f"kgc-list-{secrets.token_hex(4)}"
-    target = BrokerTarget(cluster, group_id, description=description)
-    engine = Engine(target, build(model_manifest(description), group_id))
-    try:
-        engine.run(_history())
-    finally:
-        target.close()
-        cluster.close()
-    trace = Trace(
-        manifest={"target": description, "group_id": group_id},
-        events=engine.events,
-        extras=engine.extras,
-        result=result_of(engine),
-    )
+    engine, trace, answers = classic_run(kgc_broker, "kgc-list-", lambda _: _history(), topics=())
     assert engine.divergence is None, render(trace)
-    listed = [
-        e.response
-        for e in engine.events
-        if isinstance(e, Receive) and isinstance(e.response, ListGroupsResponse)
-    ]
+    listed = [r for r in answers if isinstance(r, ListGroupsResponse)]
     assert len(listed) == 10, render(trace)
     assert sum(1 for r in listed if r.groups) >= 5, "the group was hardly listed:\n" + render(trace)
 

@@ -24,9 +24,8 @@ from kgc.conformance.wire.broker_target import BrokerTarget
 from kgc.conformance.wire.brokerconfig import facts
 from kgc.conformance.wire.client import Cluster
 from kgc.conformance.wire.negotiate import negotiate_with
-from kgc.engine.loop import Engine
 from kgc.engine.registry import build, model_manifest
-from kgc.engine.traces import Trace, render, result_of
+from kgc.engine.traces import render
 from kgc.model import PROFILES
 from kgc.model.classic.transactions import MARKERS_WRITTEN_WITHIN_MS
 from kgc.model.commands import (
@@ -48,7 +47,6 @@ from kgc.model.commands import (
     TxnOffsetCommit,
     TxnOffsetCommitResponse,
 )
-from kgc.model.history import Receive
 from kgc.model.requests import TRANSACTIONAL_REQUESTS
 from kgc.properties.machine import (
     TOPIC_PARTITIONS,
@@ -57,6 +55,8 @@ from kgc.properties.machine import (
     search,
     time_scale_for,
 )
+
+from tests.scripted import classic_run
 
 pytestmark = pytest.mark.broker
 
@@ -152,29 +152,10 @@ def _history(topic: str, *, delay_ms: int) -> list:
 
 
 def test_a_scripted_transactional_history_is_allowed(kgc_broker) -> None:  # noqa: ANN001
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
-    description = {**description_of(kgc_broker), **facts(cluster)}
-    group_id = f"kgc-txn-{secrets.token_hex(4)}"
-    topic = f"{group_id}-topic"
-    cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-    delay_ms = int(
-        (description.get("group_config") or {}).get("group.initial.rebalance.delay.ms", 0)
-    )
-    target = BrokerTarget(cluster, group_id, description=description)
-    engine = Engine(target, build(model_manifest(description), group_id))
-    try:
-        engine.run(_history(topic, delay_ms=delay_ms))
-    finally:
-        target.close()
-        cluster.close()
-    trace = Trace(
-        manifest={"target": description, "group_id": group_id},
-        events=engine.events,
-        extras=engine.extras,
-        result=result_of(engine),
+    engine, trace, answers = classic_run(
+        kgc_broker, "kgc-txn-", lambda run: _history(run.topic, delay_ms=run.delay_ms)
     )
     assert engine.divergence is None, render(trace)
-    answers = [e.response for e in engine.events if isinstance(e, Receive)]
     inits = [r for r in answers if isinstance(r, InitProducerIdResponse)]
     assert [(r.error, r.producer_epoch) for r in inits] == [
         ("NONE", 0),

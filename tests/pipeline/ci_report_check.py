@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 HAND_MADE = (Path(__file__).parent / "data").resolve()
+KNOWN_BUGS = {"join-answered-twice", "join-stalled-by-subscription"}  # model/known_bugs.py's keys
 
 pytestmark = pytest.mark.spark  # it reads the report's Parquet and runs Chromium
 
@@ -80,7 +81,12 @@ def test_every_version_was_recorded_from_a_real_broker(ci, recorded):
             assert m["target"]["mode"] in ("kraft", "zookeeper"), path
             assert re.fullmatch(r"kgc-[0-9a-f]{6}-\d+", m["group_id"]), path  # run_suite's ids
             assert isinstance(m["seed"], int) and m["profile"], path
-            assert trace.result is not None and trace.result["verdict"] == "pass", path
+            # a pass, or an example stopped at a Kafka bug the model names for this line (the
+            # subscription bug stalls 3.9's join phase, ``model/known_bugs.py``): never a divergence
+            assert trace.result is not None, path
+            assert trace.result["verdict"] in ("pass", "known-bug"), path
+            if trace.result["verdict"] == "known-bug":
+                assert trace.result["known_bug"]["key"] in KNOWN_BUGS, path
             assert path.parent.name == f"apache-kafka-{version}-{m['target']['mode']}"
         # latencies the broker client measured, not planted: every answered request has one
         receives = [
@@ -112,12 +118,9 @@ def test_every_recorded_trace_is_in_the_report_and_rechecks_as_recorded(ci, reco
         assert t["traces"] == len(mine), t
         assert t["events"] == sum(len(tr.events) for _, tr in mine), t
         # the model's checker, run again in Spark with no broker, agrees with the live suite
-        assert (t["pass"], t["rechecked"], t["recheck_disagrees"], t["recheck_errors"]) == (
-            len(mine),
-            len(mine),
-            0,
-            0,
-        ), t
+        known = sum(1 for _, tr in mine if tr.result["verdict"] == "known-bug")
+        assert (t["pass"], t["known_bug"], t["divergence"]) == (len(mine) - known, known, 0), t
+        assert (t["rechecked"], t["recheck_disagrees"], t["recheck_errors"]) == (len(mine), 0, 0), t
     # every trace row in the report's Parquet came from a file in the recorded corpus
     import pyarrow.dataset as ds
 
