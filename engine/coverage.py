@@ -348,7 +348,7 @@ def unreachable_on(target: Mapping[str, Any]) -> dict[Cell, str]:
         for cell, why in NEEDS_SETUP.items():
             out[cell] = f"{why} (group.max.size is {shown})"
     versions = target.get("request_versions")
-    profile = _profile_of(target)
+    profile = profile_of(target)
     known = set(universe())
     for cell, (api, least, rule) in NEEDS_VERSION.items():
         if cell not in known:
@@ -361,7 +361,7 @@ def unreachable_on(target: Mapping[str, Any]) -> dict[Cell, str]:
     return out
 
 
-def _profile_of(target: Mapping[str, Any]) -> Any:
+def profile_of(target: Mapping[str, Any]) -> Any:
     from kgc.engine.registry import model_manifest
     from kgc.model import PROFILES
 
@@ -500,7 +500,7 @@ def input_versions(target: Mapping[str, Any] | None = None) -> dict[str, tuple[i
     sends: its negotiated ``request_versions`` (a type missing from them is not sent), else
     every version kafka-python speaks (``RequestType.drawn_versions``) within its line's range."""
     sent = (target or {}).get("request_versions")
-    profile = _profile_of(target) if target is not None else None
+    profile = profile_of(target) if target is not None else None
     out: dict[str, tuple[int, ...]] = {}
     for name in DEFAULT_REQUESTS:
         if sent is not None:
@@ -519,18 +519,33 @@ def input_versions(target: Mapping[str, Any] | None = None) -> dict[str, tuple[i
     return out
 
 
-def input_excluded(versions: Mapping[str, Sequence[int]]) -> dict[InputCell, str]:
+def input_excluded(
+    versions: Mapping[str, Sequence[int]], profile: Any = None
+) -> dict[InputCell, str]:
     """Cells of the sent ``versions`` × each request's classes no run can reach, with why: a
-    version without the class's field, or a class only a JoinGroup version not sent gives."""
-    from kgc.model.classic.inputs import CLASS_SINCE, INPUT_CLASSES, NEEDS_PENDING, NEEDS_STATIC
+    version without the class's field, a class only a JoinGroup version not sent gives, or one
+    the search does not send to the line of ``profile`` (a ``Profile``; None: any line)."""
+    from kgc.model.classic.inputs import (
+        CLASS_SINCE,
+        EMPTY_GROUP,
+        INPUT_CLASSES,
+        NEEDS_PENDING,
+        NEEDS_STATIC,
+    )
 
     joins = [int(v) for v in versions.get("JoinGroup", ())]
+    looks_up = profile is not None and profile.empty_group_id_checked_by_join_only
     out: dict[InputCell, str] = {}
     for api, sent in versions.items():
         for v in sent:
             for cls in INPUT_CLASSES.get(api, ()):
                 since = CLASS_SINCE.get((api, cls))
-                if since is not None and v < since:
+                if cls == EMPTY_GROUP and api != "JoinGroup" and looks_up:
+                    out[(api, v, cls)] = (
+                        "this line looks the group '' up (model/classic/empty_group.py rule 3): "
+                        "not a group the suite may touch"
+                    )
+                elif since is not None and v < since:
                     out[(api, v, cls)] = (
                         f"{api} v{v} has no field for it ({api}Request.json: from v{since})"
                     )
@@ -549,7 +564,7 @@ def input_universe(target: Mapping[str, Any] | None = None) -> list[InputCell]:
     from kgc.model.classic.inputs import INPUT_CLASSES
 
     versions = input_versions(target)
-    gone = input_excluded(versions)
+    gone = input_excluded(versions, profile_of(target) if target is not None else None)
     return [
         (api, v, cls)
         for api, sent in versions.items()
@@ -606,5 +621,9 @@ def summarise_inputs(
             for c in counts
             if c not in counted and c[0] in DEFAULT_REQUESTS and c[0] in known_types
         ),
-        "excluded": len(input_excluded(input_versions(target))),
+        "excluded": len(
+            input_excluded(
+                input_versions(target), profile_of(target) if target is not None else None
+            )
+        ),
     }

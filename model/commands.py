@@ -73,6 +73,8 @@ class JoinGroup:
     protocol_type: str = "consumer"
     protocols: tuple[Protocol, ...]
     version: int
+    # the group id sent is "" instead of the run's own (``model/classic/empty_group.py``)
+    empty_group_id: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,6 +94,8 @@ class SyncGroup:
     protocol_name: str | None = None
     assignments: tuple[Assignment, ...] = ()
     version: int
+    # the group id sent is "" instead of the run's own (``model/classic/empty_group.py``)
+    empty_group_id: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +106,8 @@ class Heartbeat:
     generation_id: int
     group_instance_id: str | None = None
     version: int
+    # the group id sent is "" instead of the run's own (``model/classic/empty_group.py``)
+    empty_group_id: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +124,8 @@ class LeaveGroup:
     client: str
     members: tuple[MemberIdentity, ...]
     version: int
+    # the group id sent is "" instead of the run's own (``model/classic/empty_group.py``)
+    empty_group_id: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

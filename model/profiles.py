@@ -178,6 +178,12 @@ class Profile:
     # ``isStaticMemberFenced`` comes first, which an Empty group never fences. Found by ``kgc lines
     # --sweep`` on 3.0.2 and 3.1.2.
     simple_commit_checked_first: bool = True
+    # Which group requests refuse the empty group id: from 2.4 JoinGroup, SyncGroup, Heartbeat
+    # and LeaveGroup (``GroupCoordinator.validateGroupStatus`` → ``isValidGroupId``; 4.x
+    # ``GroupCoordinatorService``: ``isGroupIdNotEmpty``). On: JoinGroup alone (1.0.2 and 1.1.1
+    # ``GroupCoordinator.handleJoinGroup`` → ``validGroupId``); the others look the group ``""``
+    # up (``model/classic/empty_group.py`` rule 3).
+    empty_group_id_checked_by_join_only: bool = False
     # The name DescribeGroups gives the state between join and sync: 1.0's ``GroupMetadata.scala``
     # calls it ``AwaitingSync``; from 1.1 on it is ``CompletingRebalance``. Found by ``kgc lines
     # --sweep`` on 1.0.2.
@@ -579,6 +585,7 @@ _1_X: dict[str, Any] = {
     **_BEFORE_2_6,
     "subscription_reader": "struct",
     "join_error_generation_id": 0,
+    "empty_group_id_checked_by_join_only": True,
     "heartbeat_awaiting_sync_skips_generation": True,
     "commit_completing_rebalance_first": True,
 }

@@ -37,6 +37,7 @@ from kgc.engine.coverage import (
     input_universe,
     input_versions,
     inputs_reached,
+    profile_of,
     reached,
     universe,
     unreachable_on,
@@ -143,7 +144,7 @@ def check(traces: Sequence[tuple[str, Trace]]) -> Report:
         if here:  # a trace recorded before input cells were counted counts none
             sent |= here
             inputs_counted = (inputs_counted or set()) | set(input_universe(target))
-            inputs_gone |= set(input_excluded(input_versions(target)))
+            inputs_gone |= set(input_excluded(input_versions(target), profile_of(target)))
     return Report(
         traces=len(traces),
         witnessed=frozenset(witnessed & set(universe())),

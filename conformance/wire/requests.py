@@ -114,12 +114,18 @@ class WireRequest:
         return message_classes(self.name)[0]
 
 
+def _group_id(c: Any, w: Wire) -> str | None:
+    """The group id a group request names: the run's, or ``""`` for one sent with the empty
+    group id (``m.JoinGroup.empty_group_id``; ``model/classic/empty_group.py``)."""
+    return "" if c.empty_group_id else w.group_id
+
+
 # ------------------------------------------------------------------------------------- JoinGroup
 
 
 def _build_join_group(c: m.JoinGroup, w: Wire) -> Any:
     return kc.join_group_request(
-        w.group_id,
+        _group_id(c, w),
         session_timeout_ms=c.session_timeout_ms,
         rebalance_timeout_ms=c.rebalance_timeout_ms,
         member_id=w.ids.real(c.member_id),
@@ -164,7 +170,7 @@ def _decode_join_group(c: m.JoinGroup, r: Any, w: Wire) -> m.Response:
 
 def _build_sync_group(c: m.SyncGroup, w: Wire) -> Any:
     return kc.sync_group_request(
-        w.group_id,
+        _group_id(c, w),
         generation_id=c.generation_id,
         member_id=w.ids.real(c.member_id),
         group_instance_id=c.group_instance_id,
@@ -188,7 +194,7 @@ def _decode_sync_group(c: m.SyncGroup, r: Any, w: Wire) -> m.Response:
 
 def _build_heartbeat(c: m.Heartbeat, w: Wire) -> Any:
     return kc.heartbeat_request(
-        w.group_id,
+        _group_id(c, w),
         generation_id=c.generation_id,
         member_id=w.ids.real(c.member_id),
         group_instance_id=c.group_instance_id,
@@ -204,7 +210,7 @@ def _decode_heartbeat(c: m.Heartbeat, r: Any, w: Wire) -> m.Response:
 
 def _build_leave_group(c: m.LeaveGroup, w: Wire) -> Any:
     return kc.leave_group_request(
-        w.group_id,
+        _group_id(c, w),
         [(w.ids.real(x.member_id), x.group_instance_id) for x in c.members],
         version=c.version,
     )

@@ -86,6 +86,7 @@ from typing import Literal
 
 from kgc.model.checker import Model
 from kgc.model.classic.describe import shows_writes_committed
+from kgc.model.classic.empty_group import empty_group_answer_for, names_empty_group
 from kgc.model.classic.group import ClassicGroupModel
 from kgc.model.classic.state import EMPTY, STABLE, CommittedOffset, GroupState, Member, with_outbox
 from kgc.model.commands import (
@@ -99,6 +100,7 @@ from kgc.model.commands import (
     JoinGroupResponse,
     LeaveGroup,
     LeaveGroupResponse,
+    NotModelled,
     OffsetCommit,
     OffsetCommitResponse,
     OffsetFetch,
@@ -471,6 +473,15 @@ class ClusterGroupModel(Model[ClusterGroupState]):
         node = state.route(client)
         if node in state.stopped or node not in state.nodes:
             return [state]  # never answered while the node is stopped
+        if names_empty_group(command):
+            # refused on any live node, before the group is routed (``empty_group.py`` rule 1);
+            # a line that looks the group "" up (rule 3) is not sent one (the prefix rule)
+            if self.config.profile.empty_group_id_checked_by_join_only and not isinstance(
+                command, JoinGroup
+            ):
+                raise NotModelled(f"{command.type} to the group '' of a line that looks it up")
+            refused = empty_group_answer_for(self.config.profile, command)
+            return [self._emit(state, request_id, client, refused, at_ms)]
         cfg = self.config
         if (
             isinstance(command, JoinGroup)

@@ -48,6 +48,7 @@ from kgc.model.classic.describe import (
     handle_find_coordinator,
     shows_writes_committed,
 )
+from kgc.model.classic.empty_group import handle_empty_group, names_empty_group
 from kgc.model.classic.heartbeat import fire_member_heartbeat, fire_pending_member, handle_heartbeat
 from kgc.model.classic.inputs import input_class
 from kgc.model.classic.join import handle_join_group
@@ -244,6 +245,9 @@ class ClassicGroupModel(TimedModel[GroupState]):
                 tx.now_ms = at_ms
             if tx.producers:
                 settle_markers(tx)  # ``transactions.py`` T9
+            if names_empty_group(command):
+                handle_empty_group(tx, request_id, command)  # ``empty_group.py``
+                return
             handler(tx, request_id, command)
 
         return explore(self.config, state, step)

@@ -41,6 +41,8 @@ Sources: Kafka 4.3.1 ``GroupMetadataManager`` (``GMM``), ``ClassicGroup`` (``CG`
 * DescribeGroups (``GMM.describeGroups`` / ``GC.handleDescribeGroup``): a missing group (Dead, or
   v6 GROUP_ID_NOT_FOUND on 4.x), one without members, with members, with a static member (whose
   instance id v4+ show).
+* JoinGroup, SyncGroup, Heartbeat, LeaveGroup: the empty group id, refused before any group is
+  read (``empty_group.py``; after SyncGroup's missing protocol, ``KafkaApis``).
 * FindCoordinator: the group's own key (v0-3 one key, v4+ a batch of one).
 * ListGroups, DeleteGroups, OffsetDelete (opt-in): the filters sent (v4+ states, v5+ types); a
   missing group, one with members, one without members with or without offsets
@@ -88,10 +90,12 @@ TYPES_FILTER = "types filter"
 BOTH_FILTERS = "states and types filters"
 NO_MEMBERS_OFFSETS = "group without members, with offsets"
 NO_MEMBERS_NO_OFFSETS = "group without members, no offsets"
+EMPTY_GROUP = "empty group id"
 
 #: Each request type's field classes (module docstring), in the order Kafka checks them.
 INPUT_CLASSES: Final[dict[str, tuple[str, ...]]] = {
     "JoinGroup": (
+        EMPTY_GROUP,
         NEW_MEMBER,
         NEW_STATIC_MEMBER,
         STATIC_RESTART,
@@ -102,14 +106,22 @@ INPUT_CLASSES: Final[dict[str, tuple[str, ...]]] = {
     ),
     "SyncGroup": (
         NO_PROTOCOL,
+        EMPTY_GROUP,
         FENCED_INSTANCE,
         UNKNOWN_MEMBER,
         OTHER_GENERATION,
         OTHER_PROTOCOL,
         CURRENT,
     ),
-    "Heartbeat": (FENCED_INSTANCE, UNKNOWN_MEMBER, OTHER_GENERATION, CURRENT),
-    "LeaveGroup": (BY_INSTANCE, FENCED_INSTANCE, PENDING_MEMBER, MEMBER, UNKNOWN_MEMBER),
+    "Heartbeat": (EMPTY_GROUP, FENCED_INSTANCE, UNKNOWN_MEMBER, OTHER_GENERATION, CURRENT),
+    "LeaveGroup": (
+        EMPTY_GROUP,
+        BY_INSTANCE,
+        FENCED_INSTANCE,
+        PENDING_MEMBER,
+        MEMBER,
+        UNKNOWN_MEMBER,
+    ),
     "OffsetCommit": (
         SIMPLE_NO_MEMBERS,
         SIMPLE_WITH_MEMBERS,
@@ -231,9 +243,15 @@ def _join(state: GroupState, cmd: Any) -> str:
     return UNKNOWN_MEMBER
 
 
+def _sync_unnamed(cmd: Any) -> bool:
+    """A SyncGroup v5+ without its protocol type or name (refused before the group id)."""
+    named = cmd.type == "SyncGroup" and cmd.version >= SYNC_PROTOCOL_SINCE
+    return named and (cmd.protocol_type is None or cmd.protocol_name is None)
+
+
 def _sync(state: GroupState, cmd: Any) -> str:
     named = cmd.version >= SYNC_PROTOCOL_SINCE
-    if named and (cmd.protocol_type is None or cmd.protocol_name is None):
+    if _sync_unnamed(cmd):
         return NO_PROTOCOL
     instance = _instance("SyncGroup", cmd.version, cmd.group_instance_id)
     cls = _with_generation(state, cmd.member_id, cmd.generation_id, instance)
@@ -323,6 +341,8 @@ def input_class(state: GroupState, command: Any, *, metadata_limit: int) -> str 
     for a request type with no classes here. ``metadata_limit`` is the broker's
     ``offset.metadata.max.bytes``."""
     kind = command.type
+    if getattr(command, "empty_group_id", False) and not _sync_unnamed(command):
+        return EMPTY_GROUP
     if kind == "JoinGroup":
         return _join(state, command)
     if kind == "SyncGroup":

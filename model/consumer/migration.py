@@ -114,6 +114,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kgc.model.assignors import TopicPartition as TP
+from kgc.model.classic.empty_group import names_empty_group
 from kgc.model.classic.group import ClassicGroupModel
 from kgc.model.classic.group import deleted_group as deleted_classic_group
 from kgc.model.classic.rebalance import (
@@ -428,7 +429,11 @@ class MigratingGroupModel(TimedModel[MixedState]):
         )
         if isinstance(command, ConsumerGroupHeartbeat | ConsumerGroupDescribe):
             out = self._consumer_request(s, request_id, command, at_ms)
-        elif s.consumer.exists and not isinstance(command, FindCoordinator):
+        elif (
+            s.consumer.exists
+            and not isinstance(command, FindCoordinator)
+            and not names_empty_group(command)  # refused before any group (``empty_group.py``)
+        ):
             out = self._classic_request_to_consumer_group(s, request_id, command, at_ms)
         else:
             return [

@@ -258,6 +258,30 @@ SCRIPTED = [
         ],
     ),
     (
+        # 1.x checks the group id "" in JoinGroup alone: its SyncGroup, Heartbeat and LeaveGroup
+        # find no group "" (UNKNOWN_MEMBER_ID); 2.4 refuses all four (INVALID_GROUP_ID). No group
+        # "" exists on these brokers: nothing but this test sends one
+        "empty_group_id_checked_by_join_only",
+        "1.1.1",
+        "2.4.1",
+        [
+            _join("c1"),
+            {"tick": 50},
+            _sync("c1", "c1-1", 1, ONLY_C1),
+            {**_join("c1", "c1-1"), "empty_group_id": True},
+            {**_sync("c1", "c1-1", 1, ONLY_C1), "empty_group_id": True},
+            {**_heartbeat("c1", "c1-1", 1), "empty_group_id": True},
+            {
+                "type": "LeaveGroup",
+                "client": "c1",
+                "members": [{"member_id": "c1-1", "group_instance_id": None}],
+                "version": 1,
+                "empty_group_id": True,
+            },
+            _heartbeat("c1", "c1-1", 1),
+        ],
+    ),
+    (
         # up to 3.2 a rejoin keeps the first join's 10 s session; 3.3 takes the rejoin's 1 s,
         # so after 1.5 s of silence the member is gone on 3.3 and still there on 3.2
         "rejoin_updates_timeouts",
