@@ -362,11 +362,15 @@ def unreachable_on(target: Mapping[str, Any]) -> dict[Cell, str]:
 
 
 def profile_of(target: Mapping[str, Any]) -> Any:
-    from kgc.engine.registry import model_manifest
+    """The ``Profile`` a run against ``target`` is judged by: its line's, with an
+    implementation's switches in force; None for a target described too little to say."""
+    from kgc.engine.registry import model_manifest, with_switches
     from kgc.model import PROFILES
 
     try:
-        return PROFILES.get(model_manifest(dict(target))["profile"])
+        record = model_manifest(dict(target))
+        profile = PROFILES.get(record["profile"])
+        return None if profile is None else with_switches(profile, record.get("switches"))
     except Exception:  # noqa: BLE001 - a target described too little to say: no line rule
         return None
 
@@ -520,11 +524,14 @@ def input_versions(target: Mapping[str, Any] | None = None) -> dict[str, tuple[i
 
 
 def input_excluded(
-    versions: Mapping[str, Sequence[int]], profile: Any = None
+    versions: Mapping[str, Sequence[int]],
+    profile: Any = None,
+    steers: Sequence[str] = (),
 ) -> dict[InputCell, str]:
     """Cells of the sent ``versions`` × each request's classes no run can reach, with why: a
     version without the class's field, a class only a JoinGroup version not sent gives, or one
-    the search does not send to the line of ``profile`` (a ``Profile``; None: any line)."""
+    the search does not send to the line of ``profile`` (a ``Profile``; None: any line) or to an
+    implementation with ``steers`` (``implementation_steers``)."""
     from kgc.model.classic.inputs import (
         CLASS_SINCE,
         EMPTY_GROUP,
@@ -540,7 +547,12 @@ def input_excluded(
         for v in sent:
             for cls in INPUT_CLASSES.get(api, ()):
                 since = CLASS_SINCE.get((api, cls))
-                if cls == EMPTY_GROUP and api != "JoinGroup" and looks_up:
+                if cls == EMPTY_GROUP and "group_id_never_empty" in steers:
+                    out[(api, v, cls)] = (
+                        "steered around: this implementation takes the group id '' for a group "
+                        "of its own (conformance/brokers/implementations.py STEERS)"
+                    )
+                elif cls == EMPTY_GROUP and api != "JoinGroup" and looks_up:
                     out[(api, v, cls)] = (
                         "this line looks the group '' up (model/classic/empty_group.py rule 3): "
                         "not a group the suite may touch"
@@ -559,12 +571,19 @@ def input_excluded(
     return out
 
 
+def _judged(target: Mapping[str, Any] | None) -> tuple[Any, tuple[str, ...]]:
+    """What :func:`input_excluded` reads of ``target``: its profile and its steers."""
+    if target is None:
+        return None, ()
+    return profile_of(target), tuple(target.get("implementation_steers") or ())
+
+
 def input_universe(target: Mapping[str, Any] | None = None) -> list[InputCell]:
     """The input cells a run against ``target`` counts (module section above)."""
     from kgc.model.classic.inputs import INPUT_CLASSES
 
     versions = input_versions(target)
-    gone = input_excluded(versions, profile_of(target) if target is not None else None)
+    gone = input_excluded(versions, *_judged(target))
     return [
         (api, v, cls)
         for api, sent in versions.items()
@@ -621,9 +640,5 @@ def summarise_inputs(
             for c in counts
             if c not in counted and c[0] in DEFAULT_REQUESTS and c[0] in known_types
         ),
-        "excluded": len(
-            input_excluded(
-                input_versions(target), profile_of(target) if target is not None else None
-            )
-        ),
+        "excluded": len(input_excluded(input_versions(target), *_judged(target))),
     }
