@@ -154,11 +154,13 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "group it does not have answer GROUP_ID_NOT_FOUND before anything else "
             "(12_heartbeat.go l.25-28, 13_leave_group.go l.26-29, 14_sync_group.go l.26-29, "
             "`groups.handleHijack` in groups.go l.312-318), and so does OffsetFetch "
-            "(groups.go l.588-591, `handleOffsetFetch`)",
+            "(groups.go l.588-591, `handleOffsetFetch`), whose group-level error OffsetFetch "
+            "v0-1 have no field for: there the answer lists no partition at all",
             proofs=(
                 "traces/known/kfake/syncgroup-unknown-group-group-id-not-found.json",
                 "traces/known/kfake/leavegroup-unknown-group-group-id-not-found.json",
                 "traces/known/kfake/offsetfetch-unknown-group-group-id-not-found.json",
+                "traces/known/kfake/offsetfetch-v1-unknown-group-no-partitions.json",
             ),
         ),
         Switch(

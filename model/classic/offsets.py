@@ -152,7 +152,10 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
 
 def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
     if not tx.exists and tx.profile.unknown_group_not_found:
-        tx.respond(request_id, OffsetFetchResponse(error=GROUP_ID_NOT_FOUND))
+        # the group-level error, which v0-1 have no field for: there the answer is no partitions
+        # (kfake at v1: ``traces/known/kfake/offsetfetch-v1-unknown-group-no-partitions.json``)
+        error = GROUP_ID_NOT_FOUND if cmd.version >= 2 else NONE
+        tx.respond(request_id, OffsetFetchResponse(error=error))
         return
     stored = tx.offsets_dict()
     since_v5 = cmd.version >= 5  # rule 5: the epoch is answered from v5
