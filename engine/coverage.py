@@ -523,15 +523,24 @@ def input_versions(target: Mapping[str, Any] | None = None) -> dict[str, tuple[i
     return out
 
 
+# The search does not draw the empty group id yet (``model/classic/empty_group.py``): sent as
+# misuses it reached every such cell on 4.3.1 and 3.9.2 with 0 divergences, but moved the seeded
+# quality search (``tests/quality``, seed 1) off the planted ``pending-join-not-alive`` in two
+# runs of two. Until that is mended its cells are shown by ``tests/differential/
+# test_empty_group_differential.py`` and the release-line case, not counted.
+EMPTY_GROUP_DRAWN = False
+EMPTY_GROUP_NOT_DRAWN = (
+    "the search does not draw the empty group id yet: tests/differential/"
+    "test_empty_group_differential.py sends every version (engine/coverage.py EMPTY_GROUP_DRAWN)"
+)
+
+
 def input_excluded(
-    versions: Mapping[str, Sequence[int]],
-    profile: Any = None,
-    steers: Sequence[str] = (),
+    versions: Mapping[str, Sequence[int]], profile: Any = None
 ) -> dict[InputCell, str]:
     """Cells of the sent ``versions`` × each request's classes no run can reach, with why: a
     version without the class's field, a class only a JoinGroup version not sent gives, or one
-    the search does not send to the line of ``profile`` (a ``Profile``; None: any line) or to an
-    implementation with ``steers`` (``implementation_steers``)."""
+    the search does not send (to the line of ``profile``, a ``Profile``; None: any line)."""
     from kgc.model.classic.inputs import (
         CLASS_SINCE,
         EMPTY_GROUP,
@@ -547,11 +556,8 @@ def input_excluded(
         for v in sent:
             for cls in INPUT_CLASSES.get(api, ()):
                 since = CLASS_SINCE.get((api, cls))
-                if cls == EMPTY_GROUP and "group_id_never_empty" in steers:
-                    out[(api, v, cls)] = (
-                        "steered around: this implementation takes the group id '' for a group "
-                        "of its own (conformance/brokers/implementations.py STEERS)"
-                    )
+                if cls == EMPTY_GROUP and not EMPTY_GROUP_DRAWN:
+                    out[(api, v, cls)] = EMPTY_GROUP_NOT_DRAWN
                 elif cls == EMPTY_GROUP and api != "JoinGroup" and looks_up:
                     out[(api, v, cls)] = (
                         "this line looks the group '' up (model/classic/empty_group.py rule 3): "
@@ -571,11 +577,9 @@ def input_excluded(
     return out
 
 
-def _judged(target: Mapping[str, Any] | None) -> tuple[Any, tuple[str, ...]]:
-    """What :func:`input_excluded` reads of ``target``: its profile and its steers."""
-    if target is None:
-        return None, ()
-    return profile_of(target), tuple(target.get("implementation_steers") or ())
+def _judged(target: Mapping[str, Any] | None) -> tuple[Any]:
+    """What :func:`input_excluded` reads of ``target``: its profile."""
+    return (None if target is None else profile_of(target),)
 
 
 def input_universe(target: Mapping[str, Any] | None = None) -> list[InputCell]:
