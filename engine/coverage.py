@@ -577,17 +577,12 @@ def input_excluded(
     return out
 
 
-def _judged(target: Mapping[str, Any] | None) -> tuple[Any]:
-    """What :func:`input_excluded` reads of ``target``: its profile."""
-    return (None if target is None else profile_of(target),)
-
-
 def input_universe(target: Mapping[str, Any] | None = None) -> list[InputCell]:
     """The input cells a run against ``target`` counts (module section above)."""
     from kgc.model.classic.inputs import INPUT_CLASSES
 
     versions = input_versions(target)
-    gone = input_excluded(versions, *_judged(target))
+    gone = input_excluded(versions, None if target is None else profile_of(target))
     return [
         (api, v, cls)
         for api, sent in versions.items()
@@ -644,5 +639,7 @@ def summarise_inputs(
             for c in counts
             if c not in counted and c[0] in DEFAULT_REQUESTS and c[0] in known_types
         ),
-        "excluded": len(input_excluded(input_versions(target), *_judged(target))),
+        "excluded": len(
+            input_excluded(input_versions(target), None if target is None else profile_of(target))
+        ),
     }

@@ -60,9 +60,6 @@ from kgc.model.errors import (
 )
 from kgc.model.profiles import Profile
 
-#: The requests the model sends with the empty group id (rule 1).
-REFUSING: frozenset[str] = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"})
-
 
 def names_empty_group(command: Request) -> bool:
     """Whether ``command`` is sent with the group id ``""``."""
