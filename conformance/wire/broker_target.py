@@ -16,9 +16,11 @@ An id can also show up before its owner hears of it: DescribeGroups lists a memb
 ``clientId + "-" + UUID`` for dynamic members and ``groupInstanceId + "-" + UUID`` for static ones
 (``GroupMetadataManager``/``GroupCoordinator``); each simulated client connects with client id
 ``kgc-cK`` and uses instance id ``cK-instance``, so such an id is attributed to ``cK`` by its
-prefix. An id matching no client (another implementation may build
-ids differently) waits up to ``defer_ms`` for its owner's answer and is then named ``unknown-…``,
-which no model state allows: the divergence is reported, not hidden.
+prefix. Another implementation may build ids differently (kfake renders the UUID without
+dashes), so a DescribeGroups member listed with client id ``kgc-cK`` is attributed to ``cK`` as
+well, by the answer's own word (:func:`~kgc.conformance.wire.encoding.attribute_by_client`). An id
+attributed neither way waits up to ``defer_ms`` for its owner's answer and is then named
+``unknown-…``, which no model state allows: the divergence is reported, not hidden.
 
 Connections outlive a target (``reuse_connections``, the default): :meth:`BrokerTarget.close`
 gives each idle member connection back to the :class:`~kgc.conformance.wire.client.Cluster`, and the
@@ -239,6 +241,7 @@ class BrokerTarget(Target):
                 match = _KAFKA_MEMBER_ID.match(real)
                 if match and self._ids.symbolic(real) is None:
                     self._ids.symbolic(real, owner_client=match.group(1) or match.group(2))
+            wire.attribute_by_client(p.command, p.handle.response, self._ids)
         # pass 2: translate, deferring answers that name members not yet heard from
         out: list[Arrival] = closed
         now = time.monotonic()

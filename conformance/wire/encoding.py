@@ -13,7 +13,9 @@ to client ``cK`` as ``cK-n`` (:func:`kgc.model.commands.member_name`). A real id
 name the first time it is revealed to a client as *its own* id: the ``member_id`` field of that
 client's JoinGroup response, including the ``MEMBER_ID_REQUIRED`` answer (KIP-394). Ids that show up
 elsewhere first (a leader's member list, DescribeGroups, a LeaveGroup result) are *not* named on
-sight, because their owner is not known. Callers handle that in two passes (see
+sight, because their owner is not known, unless the answer itself names the owner: a
+DescribeGroups member listed with client id ``kgc-cK`` (:func:`attribute_by_client`). Callers handle
+the rest in two passes (see
 :func:`learn_own_id`, :func:`all_ids_known`): register the own id of every response that arrived
 together, then decode; if an id is still unknown, wait a little for its owner's answer. If it never
 comes, :func:`decode` names it ``unknown-<real id>``, which no model state allows, so the checker
@@ -76,6 +78,7 @@ __all__ = [
     "MemberIds",
     "REQUEST_CLASSES",
     "all_ids_known",
+    "attribute_by_client",
     "decode",
     "encode",
     "learn_own_id",
@@ -244,6 +247,29 @@ def member_ids_in(command: m.Request, response: Any) -> list[str]:
     (its descriptor's ``member_ids``)."""
     w = REQUESTS.get(command.type)
     return [] if w is None else w.member_ids(command, response)
+
+
+def member_owners_in(command: m.Request, response: Any) -> list[tuple[str, str]]:
+    """``(real member id, client)`` for each member a decoded response attributes to one of the
+    run's clients itself (its descriptor's ``member_owners``: DescribeGroups' ``client_id``)."""
+    w = REQUESTS.get(command.type)
+    return [] if w is None else w.member_owners(command, response)
+
+
+def attribute_by_client(command: m.Request, response: Any, ids: MemberIds) -> None:
+    """Name each unknown id that ``response`` itself attributes to a client (a DescribeGroups
+    member listed with client id ``kgc-cK`` before ``cK``'s JoinGroup answered) as that client's
+    next id. Only when the answer holds exactly one such unknown id for the client: with two, their
+    order is not known, and they wait for their owners' answers. Naming is a claim the owner's
+    later answer checks: if ``cK`` is then told another id, that one becomes ``cK-(n+1)`` and no
+    model state allows the mismatch."""
+    unknown: dict[str, set[str]] = {}
+    for real, client in member_owners_in(command, response):
+        if ids.symbolic(real) is None:
+            unknown.setdefault(client, set()).add(real)
+    for client, reals in unknown.items():
+        if len(reals) == 1:
+            ids.symbolic(next(iter(reals)), owner_client=client)
 
 
 def all_ids_known(command: m.Request, response: Any, ids: MemberIds) -> bool:

@@ -89,6 +89,10 @@ def _no_member_ids(command: Any, response: Any) -> list[str]:
     return []
 
 
+def _no_member_owners(command: Any, response: Any) -> list[tuple[str, str]]:
+    return []
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WireRequest:
     """One request type on the wire (module docstring). ``request_class`` ``None``: the class is
@@ -100,6 +104,8 @@ class WireRequest:
     decode: Callable[[Any, Any, Wire], m.Response]
     # real member ids an answer mentions besides the receiver's own JoinGroup id
     member_ids: Callable[[Any, Any], list[str]] = _no_member_ids
+    # (real member id, client) pairs where the answer itself names the member's client
+    member_owners: Callable[[Any, Any], list[tuple[str, str]]] = _no_member_owners
 
     @property
     def key(self) -> int:
@@ -354,6 +360,22 @@ def _decode_describe_groups(c: m.DescribeGroups, r: Any, w: Wire) -> m.Response:
 
 def _describe_groups_ids(c: m.DescribeGroups, r: Any) -> list[str]:
     return [x.member_id for g in r.groups for x in g.members]
+
+
+#: the Kafka client id each simulated client connects with: ``kgc-cK``
+_OWN_CLIENT_ID = re.compile(r"^kgc-(c\d+)$")
+
+
+def _describe_groups_owners(c: m.DescribeGroups, r: Any) -> list[tuple[str, str]]:
+    """Each listed member whose ``client_id`` is one of the run's clients' (``kgc-cK``): the
+    broker's own word on whose member it is, whatever its member ids look like."""
+    out = []
+    for g in r.groups:
+        for x in g.members:
+            found = _OWN_CLIENT_ID.match(x.client_id or "")
+            if found is not None:
+                out.append((x.member_id, found.group(1)))
+    return out
 
 
 # ------------------------------------------------------------------------------ FindCoordinator
@@ -692,6 +714,7 @@ REQUESTS: dict[str, WireRequest] = {
             build=_build_describe_groups,
             decode=_decode_describe_groups,
             member_ids=_describe_groups_ids,
+            member_owners=_describe_groups_owners,
         ),
         WireRequest(
             name="FindCoordinator",

@@ -627,6 +627,71 @@ def test_describe_groups_response(v):
     assert other.error == "ANSWERED_OTHER_GROUP"
 
 
+def _described(*members):
+    """A DescribeGroups v4 answer listing ``(member id, client id)`` pairs."""
+    group_cls = DescribeGroupsResponse.DescribedGroup
+    member_cls = group_cls.DescribedGroupMember
+    listed = [
+        member_cls(
+            member_id=real,
+            group_instance_id=None,
+            client_id=client_id,
+            client_host="/127.0.0.1",
+            member_metadata=b"",
+            member_assignment=b"",
+        )
+        for real, client_id in members
+    ]
+    group = group_cls(
+        error_code=0,
+        group_id=GROUP,
+        group_state="PreparingRebalance",
+        protocol_type="consumer",
+        protocol_data="",
+        members=listed,
+    )
+    return from_broker(DescribeGroupsResponse, 4, groups=[group])
+
+
+def test_a_described_member_is_named_by_its_listed_client_before_its_join_answers():
+    # kfake names a static member "<instance id>-<32 hex>": not Kafka's UUID form, but the answer
+    # lists the member under c1's client id while c1's JoinGroup still waits
+    kfake_id = "c1-instance-f69af7973d0187e5a4241d7dca0cc32b"
+    describe = m.DescribeGroups(client="c2", version=4)
+    resp = _described((kfake_id, "kgc-c1"))
+    ids = wire.MemberIds()
+    assert not wire.all_ids_known(describe, resp, ids)
+    wire.attribute_by_client(describe, resp, ids)
+    assert wire.all_ids_known(describe, resp, ids)
+    assert [d.member_id for d in wire.decode(describe, resp, ids).members] == ["c1-1"]
+    # the claim is checked by c1's own answer: told another id, c1 gets its second name
+    join = from_broker(
+        JoinGroupResponse,
+        5,
+        error_code=0,
+        generation_id=2,
+        protocol_name="range",
+        leader=REAL2,
+        member_id=REAL1,
+        members=[],
+    )
+    assert wire.learn_own_id(_join_cmd("c1", 5), join, ids) == "c1-2"
+
+
+def test_two_unknown_ids_of_one_client_and_foreign_clients_are_not_named_on_sight():
+    describe = m.DescribeGroups(client="c2", version=4)
+    ids = wire.MemberIds()
+    two = _described(("c1-aaaa", "kgc-c1"), ("c1-bbbb", "kgc-c1"))
+    wire.attribute_by_client(describe, two, ids)
+    assert not wire.all_ids_known(describe, two, ids)  # which is c1's first is not known
+    foreign = _described(("x-1", "someone-else"), ("y-1", "kgc-c1x"))
+    wire.attribute_by_client(describe, foreign, ids)
+    assert [d.member_id for d in wire.decode(describe, foreign, ids).members] == [
+        "unknown-x-1",
+        "unknown-y-1",
+    ]
+
+
 @pytest.mark.parametrize("v", versions("FindCoordinator"))
 def test_find_coordinator_response(v):
     if v >= 4:

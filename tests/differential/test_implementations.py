@@ -44,6 +44,7 @@ from kgc.cli_matrix import confirm_baseline
 
 KNOWN = Path(__file__).parents[2] / "traces" / "known"
 ABORT = KNOWN / "librdkafka-mock" / "joingroup-first-protocols-differ-abort.json"
+RECORDED = Path(__file__).parent / "recorded"
 BASELINES = sorted(KNOWN.glob("*/*.json"))
 # The proofs of an implementation profile are replayed by test_implementation_profiles.py (passing
 # under the whole profile, failing without their entry) and by CI's quick card (at their own
@@ -170,3 +171,24 @@ def test_half_a_consumer_protocol_is_refused_naming_both_halves(
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("kgc check: error: "), last
     assert f"does not offer {lacks}" in last and f"it offers {offers} but kgc needs both" in last
+
+
+def test_a_parked_static_member_described_by_kfake_is_named_as_its_client_s() -> None:
+    # Found by `kgc check --implementation kfake --profile quick --seed 5` (a kgc false alarm):
+    # c1 joins as a static member while the group completes a rebalance, its JoinGroup waits,
+    # and a DescribeGroups lists it. kfake renders the member id's UUID without dashes, so kgc
+    # named it "unknown-…" and no model state allowed the answer. The answer lists it under
+    # client id kgc-c1, which now names it c1-1, as the model's waiting member is called.
+    trace = load(RECORDED / "kfake-describe-lists-parked-static-member.json")
+    with launched("kfake") as broker:
+        done = _replay(broker, trace)
+    assert done.engine.divergence is None, done.engine.divergence
+    described = [
+        e.response
+        for e in done.trace.events
+        if getattr(e, "response", None) is not None
+        and type(e.response).__name__ == "DescribeGroupsResponse"
+        and len(e.response.members) == 2
+    ]
+    assert described, "no DescribeGroups listed the waiting member: the case was not reached"
+    assert {d.member_id for d in described[0].members} == {"c1-1", "c2-1"}
