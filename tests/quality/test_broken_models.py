@@ -2,9 +2,10 @@
 
 Each variant (``kgc.engine.broken``) breaks one rule of the reference model. With it in force,
 the suite runs against the session broker and must (1) report a divergence — not "flaky" — on
-the first of ``SEEDS`` whose search does not pass it by, (2) save a shrunk trace of at most 10 commands, and (3) that trace, replayed against the
-broker with the variant still in force, must fail again at the same request. Without the variant the
-same replay passes, which shows the failure is the planted bug and not the broker or timing.
+the first of ``SEEDS`` whose search does not pass it by, (2) save a shrunk trace of at most 10
+commands, and (3) that trace, replayed against the broker with the variant still in force, must
+fail again at the same request. Without the variant the same replay passes, which shows the
+failure is the planted bug and not the broker or timing.
 
 A shrunk trace may leave two clients' requests sent within the reorder window, and the coordinator
 may take them in either order (``model/timed.py``; docs/design-notes.md, "Order at the broker").
