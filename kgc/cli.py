@@ -47,6 +47,33 @@ def load_traces(paths: list[str]) -> list[tuple[Path, Any]]:
     return loaded
 
 
+def add_command_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--command-config",
+        metavar="FILE",
+        default=None,
+        help="client.properties for --bootstrap-server, as Kafka's own tools take it: "
+        "security.protocol (SSL, SASL_PLAINTEXT, SASL_SSL), sasl.mechanism (PLAIN, SCRAM-SHA-256, "
+        "SCRAM-SHA-512, OAUTHBEARER), sasl.jaas.config, ssl.truststore.* and ssl.keystore.* "
+        "(docs/security.md)",
+    )
+
+
+def client_security_from(args: argparse.Namespace) -> Any:
+    """The ``--command-config`` file's settings (a one-line error if they cannot work), or None:
+    PLAINTEXT, or an embedded secured broker's own limited principal."""
+    if args.command_config is None:
+        return None
+    if args.bootstrap_server is None:
+        raise UserError(
+            "--command-config is for a broker you run: give --bootstrap-server too (an embedded "
+            "broker started with --security writes its own client.properties)"
+        )
+    from kgc.conformance.wire.security import load_command_config
+
+    return load_command_config(args.command_config)
+
+
 def run_spark_job(job: str, error: str, args: argparse.Namespace) -> int:
     """Run ``kgc.pipeline.<job>.run_args``; the job's own ``error`` class and a missing PySpark
     are one line each."""

@@ -52,6 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="broker setting override (repeatable)",
     )
+    start.add_argument(
+        "--security",
+        choices=("sasl_ssl", "ssl", "sasl_plaintext"),
+        default=None,
+        help="secure the client listener (TLS and/or SASL: PLAIN, SCRAM, OAUTHBEARER) and turn "
+        "on ACLs; writes client.properties for the super user kgc-admin and the limited "
+        "kgc-user (KRaft, Kafka 3.5 on)",
+    )
     start.add_argument("--heap-mb", type=int, default=512, help="JVM heap per node (default 512)")
     start.add_argument("--timeout", type=float, default=120, help="seconds to wait for ready")
 
@@ -134,6 +142,7 @@ def _start(args: argparse.Namespace) -> int:
         ports=ports,
         name=args.name,
         detached=True,
+        security=args.security,
     )
     broker.start(timeout_s=args.timeout)
     print(
@@ -142,6 +151,14 @@ def _start(args: argparse.Namespace) -> int:
         f"stop with 'kgc broker stop --name {args.name}'",
         file=sys.stderr,
     )
+    setup = broker.security_setup
+    if setup is not None:
+        print(
+            f"kgc broker: {setup.kind} with ACLs; client settings for --command-config: "
+            f"{setup.properties_path('kgc-user')} (limited: kgc-* topics, groups and "
+            f"transactional ids) and {setup.properties_path('kgc-admin')} (super user)",
+            file=sys.stderr,
+        )
     print(broker.bootstrap_servers)
     return 0
 
@@ -149,10 +166,10 @@ def _start(args: argparse.Namespace) -> int:
 def _start_implementation(args: argparse.Namespace) -> int:
     from kgc.conformance.brokers.implementations import start_detached
 
-    if args.nodes != 1 or args.mode or args.config or args.port is not None:
+    if args.nodes != 1 or args.mode or args.config or args.port is not None or args.security:
         raise UserError(
             f"--implementation {args.implementation} runs one node on loopback; drop --nodes, "
-            "--mode, --config and --port"
+            "--mode, --config, --port and --security"
         )
     state = start_detached(args.implementation, args.name, timeout_s=max(args.timeout, 600))
     print(

@@ -23,7 +23,7 @@ import json
 import sys
 from typing import Any
 
-from kgc.cli import UserError
+from kgc.cli import UserError, add_command_config, client_security_from
 from kgc.cli_replay import LAUNCHABLE
 from kgc.conformance.brokers.implementations import LAUNCHERS, NO_PROFILE
 from kgc.conformance.drivers.budgets import MINIMIZE_BUDGET_S, SHRINK_BUDGET_S
@@ -47,6 +47,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "confluent-kafka wheel)",
     )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None, help="embedded mode")
+    add_command_config(p)
+    p.add_argument(
+        "--security",
+        choices=("sasl_ssl", "ssl", "sasl_plaintext"),
+        default=None,
+        help="start the embedded broker secured (TLS and/or SASL, ACLs on) and run the checks as "
+        "its limited principal kgc-user",
+    )
     p.add_argument("--profile", default="ci", help="ci (default), thorough or quick")
     p.add_argument("--seed", type=int, default=None, help="Hypothesis seed (default: random)")
     p.add_argument("--traces", default="traces", help="where failing traces are saved")
@@ -148,15 +156,27 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--opt-in adds classic request types: use it with --protocol classic")
     if args.kafka_version:
         _check_kafka_version(args.kafka_version)  # before anything is downloaded or started
+    if args.security is not None and (args.bootstrap_server or args.implementation):
+        raise UserError(
+            "--security starts a secured embedded Apache Kafka; for a broker you run, give its "
+            "client settings with --command-config"
+        )
     if args.record is not None:
         prepare_record_dir(args.record)  # a bad folder fails before a broker starts
+    client_security = client_security_from(args)
     with open_broker(
         bootstrap_server=args.bootstrap_server,
         kafka_version=args.kafka_version,
         mode=args.mode,
         implementation=args.implementation,
+        security=args.security,
+        client_security=client_security,
     ) as broker:
+        if args.security is not None:  # the checks run as the limited principal, not the admin
+            client_security = broker.security_setup.client("kgc-user", "SCRAM-SHA-512")
         description = description_of(broker)
+        if client_security is not None:
+            description["client_security"] = client_security.describe()
         if rules is not None:
             description["model_profile"] = rules
             description["rules_source"] = "given: --rules"
@@ -178,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
             "shrink_budget_s": args.shrink_budget,
             "minimize_budget_s": args.minimize_budget or None,
             "opt_in": opt_in_closure(tuple(args.opt_in)),
+            "security": client_security,
+            "facts_security": broker.security if args.security is not None else None,
         }
         if args.workers > 1:
             from kgc.conformance.drivers.workers import run_workers
@@ -265,7 +287,14 @@ def _target_line(d: dict) -> str:
     from kgc.engine.traces import target_label
 
     label = f"{d['name']}: " if d.get("name") else ""
-    return label + f"{target_label(d)} at {d.get('bootstrap_servers', '?')}"
+    line = label + f"{target_label(d)} at {d.get('bootstrap_servers', '?')}"
+    sec = d.get("client_security") or {}
+    if sec.get("security_protocol", "PLAINTEXT") != "PLAINTEXT":
+        how = sec["security_protocol"]
+        if sec.get("sasl_mechanism"):
+            how += f" {sec['sasl_mechanism']}"
+        line += f", as {sec.get('principal')} over {how}"
+    return line
 
 
 class _Progress:
@@ -432,6 +461,8 @@ def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = 
             lines.append(f"saved: {path}{_minimal_note(path)}")
             if args.bootstrap_server:
                 where = f"--bootstrap-server {args.bootstrap_server}"
+                if args.command_config:
+                    where += f" --command-config {args.command_config}"
             elif args.implementation not in (None, "apache-kafka"):
                 where = f"--implementation {args.implementation}"
             else:

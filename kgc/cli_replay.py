@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from kgc.cli import UserError, load_traces
+from kgc.cli import UserError, add_command_config, client_security_from, load_traces
 from kgc.conformance.brokers.implementations import IMPLEMENTATIONS as LAUNCHABLE
 
 
@@ -38,6 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "if kgc can launch it; else the embedded Apache Kafka)",
     )
     p.add_argument("--mode", choices=("kraft", "zookeeper"), default=None)
+    add_command_config(p)
     p.add_argument("--save", default=None, help="folder to save each replay's trace in")
     p.add_argument("--verbose", "-v", action="store_true", help="print failing replays' steps")
 
@@ -83,13 +84,17 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("replay traces with faults and traces without them separately")
         return _replay_with_faults(args, faulty)
     failing = 0
+    client_security = client_security_from(args)
     with open_broker(
         bootstrap_server=args.bootstrap_server,
+        client_security=client_security,
         kafka_version=version or None,
         mode=args.mode,
         implementation=implementation,
     ) as broker:
-        cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay")
+        cluster = Cluster(
+            broker.bootstrap_servers, client_id="kgc-replay", security=client_security
+        )
         try:
             for path, trace in loaded:
                 try:

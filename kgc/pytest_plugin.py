@@ -9,6 +9,8 @@ Options:
 * ``--kgc-bootstrap-server HOST:PORT[,...]`` — use a broker someone else runs
   (``ExternalKafka``); tests marked ``faults`` skip, saying why (kgc cannot kill what it did not
   start), and only ``kgc-``-prefixed groups and topics are touched.
+* ``--kgc-command-config FILE`` — how to connect to the ``--kgc-bootstrap-server`` broker: a
+  ``client.properties`` as Kafka's tools take it (TLS, SASL; ``conformance/wire/security.py``).
 * ``--kgc-kafka-version V`` — the embedded Apache Kafka version (default
   ``kgc.conformance.artifacts.maven.DEFAULT_KAFKA_VERSION``).
 * ``--kgc-mode kraft|zookeeper`` — the embedded cluster's metadata mode (default: the release's own,
@@ -58,6 +60,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="test against this running Kafka instead of starting an embedded one "
         "(fault-injection tests skip)",
+    )
+    group.addoption(
+        "--kgc-command-config",
+        metavar="FILE",
+        default=None,
+        help="client.properties for --kgc-bootstrap-server: security.protocol, sasl.*, ssl.* "
+        "(as kafka-consumer-groups.sh --command-config takes them)",
     )
     group.addoption(
         "--kgc-kafka-version",
@@ -192,8 +201,17 @@ def _open(
 ) -> Generator[Any, None, None]:
     from kgc.conformance.brokers.session import open_broker
 
+    client_security = None
+    command_config = config.getoption("--kgc-command-config")
+    if command_config is not None:
+        from kgc.conformance.wire.security import load_command_config
+
+        if not config.getoption("--kgc-bootstrap-server"):
+            raise pytest.UsageError("--kgc-command-config needs --kgc-bootstrap-server")
+        client_security = load_command_config(command_config)
     with open_broker(
         bootstrap_server=config.getoption("--kgc-bootstrap-server"),
+        client_security=client_security,
         kafka_version=config.getoption("--kgc-kafka-version"),
         mode=config.getoption("--kgc-mode"),
         nodes=nodes,
@@ -270,7 +288,11 @@ def kgc_client(kgc_broker: Any) -> Iterator[Any]:
     """A :class:`kgc.conformance.wire.client.Cluster` on ``kgc_broker``, closed after the test."""
     from kgc.conformance.wire.client import Cluster
 
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test")
+    cluster = Cluster(
+        kgc_broker.bootstrap_servers,
+        client_id="kgc-test",
+        security=getattr(kgc_broker, "security", None),
+    )
     try:
         yield cluster
     finally:

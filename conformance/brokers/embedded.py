@@ -59,8 +59,10 @@ from kgc.conformance.artifacts.maven import (
     resolve_kafka,
 )
 from kgc.conformance.artifacts.releases import release_line
+from kgc.conformance.brokers import secure
 from kgc.conformance.errors import BrokerConfigError, BrokerStartError, PortInUse
 from kgc.conformance.wire import probe
+from kgc.conformance.wire.security import PLAINTEXT, ClientSecurity
 
 HOST = "127.0.0.1"
 IMPLEMENTATION = "apache-kafka"
@@ -368,6 +370,7 @@ class EmbeddedKafka:
         ports: list[int] | None = None,
         name: str | None = None,
         detached: bool = False,
+        security: str | None = None,
     ) -> None:
         check_version(version)
         line = release_line(version)
@@ -394,6 +397,10 @@ class EmbeddedKafka:
             raise BrokerConfigError(
                 f"kgc sets {', '.join(reserved)} itself; remove them from the config overrides"
             )
+        self._security_kind = (
+            secure.check_kind(security, version, mode) if security is not None else None
+        )
+        self._security: secure.SecuritySetup | None = None
         self._version = version
         self._mode = mode
         self._n = nodes
@@ -445,6 +452,19 @@ class EmbeddedKafka:
         return self.node_ids
 
     @property
+    def security(self) -> ClientSecurity:
+        """How kgc's own connections to this cluster authenticate: PLAINTEXT, or (``security=``)
+        the super user ``kgc-admin``."""
+        if self._security is None:
+            return PLAINTEXT
+        return self._security.client(secure.ADMIN)
+
+    @property
+    def security_setup(self) -> secure.SecuritySetup | None:
+        """The certificates, principals and client.properties files of a secured cluster."""
+        return self._security
+
+    @property
     def bootstrap_servers(self) -> str:
         self._require_started()
         return ",".join(f"{HOST}:{self._nodes[i].port}" for i in self.node_ids)
@@ -486,6 +506,7 @@ class EmbeddedKafka:
             "bootstrap_servers": self.bootstrap_servers if self._started else None,
             "heap_mb": self._heap_mb,
             "config": dict(sorted(self._config.items())),
+            **(self._security.describe() if self._security is not None else {}),
         }
 
     # ---------------------------------------------------------------- lifecycle
@@ -525,9 +546,19 @@ class EmbeddedKafka:
                     _live.add(self)
             try:
                 self._prepare_workdir()
+                if self._security_kind is not None:
+                    assert self._workdir is not None
+                    self._security = secure.SecuritySetup.create(
+                        self._security_kind, self._workdir / "security"
+                    )
                 self._launch_with_port_retries(t0 + timeout_s)
                 if warm_up:
                     self._warm_up(t0 + timeout_s)
+                if self._security is not None:
+                    secure.grant_user_acls(
+                        self._security,
+                        ",".join(f"{HOST}:{self._nodes[i].port}" for i in self.node_ids),
+                    )
             except BaseException:
                 self._abort_start()
                 raise
@@ -673,7 +704,10 @@ class EmbeddedKafka:
         ]
         while others and time.monotonic() < deadline:
             try:
-                listed = {b.node_id for b in probe.metadata(HOST, others[0].port, 1.0).brokers}
+                listed = {
+                    b.node_id
+                    for b in probe.metadata(HOST, others[0].port, 1.0, self.security).brokers
+                }
             except probe.ProbeError:
                 return  # cannot tell: the retry loop in restart() copes
             if node_id not in listed:
@@ -689,8 +723,10 @@ class EmbeddedKafka:
                 continue
             try:
                 if self._mode == "kraft":
-                    return probe.describe_quorum(HOST, node.port, timeout_s).leader_id
-                return probe.metadata(HOST, node.port, timeout_s).controller_id
+                    return probe.describe_quorum(
+                        HOST, node.port, timeout_s, self.security
+                    ).leader_id
+                return probe.metadata(HOST, node.port, timeout_s, self.security).controller_id
             except probe.ProbeError as exc:
                 last = exc
         raise probe.ProbeError(f"no node answered: {last}")
@@ -833,6 +869,23 @@ class EmbeddedKafka:
 
     def _node_props(self, node: _Node) -> dict[str, str]:
         props: dict[str, str] = {}
+        if self._security is not None:
+            listener = self._security.listener
+            return (
+                {
+                    "process.roles": "broker,controller",
+                    "node.id": str(node.node_id),
+                    "controller.quorum.voters": ",".join(
+                        f"{n.node_id}@{HOST}:{n.controller_port}" for n in self._nodes.values()
+                    ),
+                    "listeners": f"{listener}://{HOST}:{node.port},"
+                    f"CONTROLLER://{HOST}:{node.controller_port}",
+                    "advertised.listeners": f"{listener}://{HOST}:{node.port}",
+                    "log.dirs": str(node.dir / "data"),
+                }
+                | self._security.broker_props()
+                | self._config
+            )
         if self._mode == "kraft":
             voters = ",".join(
                 f"{n.node_id}@{HOST}:{n.controller_port}" for n in self._nodes.values()
@@ -899,7 +952,14 @@ class EmbeddedKafka:
         for node in self._nodes.values():
             cmd = self._jvm(
                 "kafka.tools.StorageTool",
-                ["format", "-t", self._cluster_id, "-c", str(node.props)],
+                [
+                    "format",
+                    "-t",
+                    self._cluster_id,
+                    "-c",
+                    str(node.props),
+                    *(self._security.format_args() if self._security is not None else []),
+                ],
                 node.dir,
                 256,
                 self._cds.use_flags(),
@@ -1010,9 +1070,11 @@ class EmbeddedKafka:
             for watched in watch or [node]:
                 self._check_alive(watched)
             try:
-                probe.api_versions(HOST, node.port, 1.0)
+                probe.api_versions(HOST, node.port, 1.0, self.security)
                 waiting_for = f"Metadata to list brokers {sorted(expect_brokers)}"
-                listed = {b.node_id for b in probe.metadata(HOST, node.port, 1.0).brokers}
+                listed = {
+                    b.node_id for b in probe.metadata(HOST, node.port, 1.0, self.security).brokers
+                }
                 if expect_brokers <= listed:
                     return
                 waiting_for += f" (lists {sorted(listed)})"
@@ -1026,7 +1088,7 @@ class EmbeddedKafka:
         node = self._nodes[1]
         while True:
             with contextlib.suppress(probe.ProbeError):
-                if probe.describe_quorum(HOST, node.port, 1.0).leader_id >= 0:
+                if probe.describe_quorum(HOST, node.port, 1.0, self.security).leader_id >= 0:
                     return
             if time.monotonic() > deadline:
                 raise self._timeout(node, "DescribeQuorum to name a leader")
@@ -1038,7 +1100,7 @@ class EmbeddedKafka:
         partitions = int(self._config["offsets.topic.num.partitions"])
         while True:
             with contextlib.suppress(probe.ProbeError):
-                if probe.group_coordinators_loaded(HOST, node.port, partitions, 2.0):
+                if probe.group_coordinators_loaded(HOST, node.port, partitions, 2.0, self.security):
                     self.warm_up_s = time.monotonic() - t0
                     return
             if time.monotonic() > deadline:
@@ -1052,6 +1114,7 @@ class EmbeddedKafka:
             "mode": self._mode,
             "bootstrap_servers": self.bootstrap_servers,
             "workdir": str(self._workdir),
+            **(self._security.describe() if self._security is not None else {}),
             "started_at": time.time(),
             "processes": [
                 {

@@ -23,6 +23,7 @@ from kgc.conformance.errors import (
 )
 from kgc.conformance.wire import probe
 from kgc.conformance.wire.client import parse_bootstrap
+from kgc.conformance.wire.security import PLAINTEXT, ClientSecurity
 from kgc.model.apis import KEYS
 
 REACH_TIMEOUT_S = 5.0
@@ -93,8 +94,16 @@ def rules_for(protocol_level: str | None) -> tuple[str, str]:
 class ExternalKafka(_NoFaults):
     """Any Kafka-protocol broker the user runs, given by its bootstrap servers."""
 
-    def __init__(self, bootstrap_servers: str, *, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        timeout_s: float = REACH_TIMEOUT_S,
+        security: ClientSecurity | None = None,
+    ) -> None:
         self._servers = parse_bootstrap(bootstrap_servers)
+        #: how kgc connects to it (``--command-config``): TLS, SASL; PLAINTEXT by default
+        self.security = security or PLAINTEXT
         self._bootstrap = bootstrap_servers
         self._timeout_s = timeout_s
         self._info: dict[str, Any] = {}
@@ -116,9 +125,9 @@ class ExternalKafka(_NoFaults):
         reasons = []
         for host, port in self._servers:
             try:
-                versions = probe.api_versions(host, port, self._timeout_s)
+                versions = probe.api_versions(host, port, self._timeout_s, self.security)
             except probe.ProbeError as exc:
-                reasons.append(f"{host}:{port}: {exc}")
+                reasons.append(f"{host}:{port}: {exc}{_closed_hint(exc, self.security)}")
                 continue
             self._learn(host, port, versions)
             return self
@@ -138,7 +147,7 @@ class ExternalKafka(_NoFaults):
             if inferred:
                 info["protocol_level"] = ".".join(map(str, inferred))
         with contextlib.suppress(probe.ProbeError):
-            md = probe.metadata(host, port, self._timeout_s)
+            md = probe.metadata(host, port, self._timeout_s, self.security)
             info["nodes"] = len(md.brokers)
             info["cluster_id"] = md.cluster_id
         # A KRaft broker lists DescribeQuorum; a ZooKeeper-mode Apache Kafka lists the
@@ -179,7 +188,20 @@ class ExternalKafka(_NoFaults):
             "finalized_features": self._info.get("finalized_features", {}),
             "api_keys": self._info.get("api_keys"),
             "config": {},
+            "client_security": self.security.describe(),
         }
+
+
+def _closed_hint(exc: probe.ProbeError, security: ClientSecurity) -> str:
+    """A broker that closes a plaintext client's first request is most likely a TLS or SASL
+    listener: Kafka's ``SslTransportLayer`` and ``SaslServerAuthenticator`` drop a connection
+    whose first bytes are not a TLS handshake or a SaslHandshake/ApiVersions request."""
+    if security.protocol != "PLAINTEXT" or "closed" not in str(exc):
+        return ""
+    return (
+        " (a TLS or SASL listener closes a plaintext client's first request: give its "
+        "security.protocol and credentials with --command-config)"
+    )
 
 
 class ContainerKafka(_NoFaults):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kgc.conformance.brokers.providers import KafkaProvider
+    from kgc.conformance.wire.security import ClientSecurity
 
 
 @contextmanager
@@ -24,11 +25,15 @@ def open_broker(
     nodes: int = 1,
     implementation: str | None = None,
     config: dict[str, str] | None = None,
+    security: str | None = None,
+    client_security: ClientSecurity | None = None,
 ) -> Iterator[Any]:
     """Yield a started broker provider (``bootstrap_servers``, ``describe()``, …); stop it after
     if this function started it. Bad input raises a one-line ``KgcError``. ``implementation``
     names a Kafka-compatible broker kgc launches itself (``IMPLEMENTATIONS``). ``config``: broker
-    settings for an embedded Apache Kafka (ignored for any other broker)."""
+    settings for an embedded Apache Kafka (ignored for any other broker). ``security``: start the
+    embedded broker secured (``secure.KINDS``); ``client_security``: how kgc connects to a broker
+    given by ``bootstrap_server`` (``--command-config``)."""
     if implementation not in (None, "apache-kafka"):
         from kgc.conformance.brokers.implementations import launched
 
@@ -38,13 +43,15 @@ def open_broker(
     if bootstrap_server is not None:  # an empty one is a bad address, not "start one"
         from kgc.conformance.brokers.providers import ExternalKafka
 
-        broker: Any = ExternalKafka(bootstrap_server)
+        broker: Any = ExternalKafka(bootstrap_server, security=client_security)
     else:
         from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION
         from kgc.conformance.brokers.embedded import EmbeddedKafka
 
         version = kafka_version or DEFAULT_KAFKA_VERSION
-        broker = EmbeddedKafka(version=version, nodes=nodes, mode=mode, config=config)
+        broker = EmbeddedKafka(
+            version=version, nodes=nodes, mode=mode, config=config, security=security
+        )
     broker.start()
     try:
         yield broker

@@ -95,6 +95,7 @@ from kgc.properties.machine import (
 
 if TYPE_CHECKING:
     from kgc.conformance.wire.client import Cluster
+    from kgc.conformance.wire.security import ClientSecurity
 
 
 SEARCH_PROFILES: dict[str, dict[str, Any]] = {
@@ -234,6 +235,11 @@ class BrokerAccess:
     broker_config: dict[str, int] | None = None
     group_prefix: str = "kgc-"  # the run's topic and every group it makes start with it
     reuse_connections: bool = True  # examples reuse idle member connections (``BrokerTarget``)
+    # how every connection of the run authenticates (``--command-config``); None: PLAINTEXT
+    security: ClientSecurity | None = None
+    # who reads the broker's settings (``brokerconfig.facts``) when not the run's principal: the
+    # super user of a secured broker kgc started, whose limited principal may not DescribeConfigs
+    facts_security: ClientSecurity | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -286,7 +292,7 @@ def run_workload(
 
     record_to = None if output.record_dir is None else prepare_record_dir(output.record_dir)
     seed = secrets.randbits(32) if search.seed is None else search.seed
-    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-suite")
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-suite", security=broker.security)
     try:
         setup = configure(workload, broker, cluster, opt_in=search.opt_in)
         result = SuiteResult(profile=search.profile, seed=seed, target=setup.description)
@@ -322,12 +328,27 @@ def configure(
     workload says, create the run's ``<group prefix>suite-<run id>`` topic and build the workload's
     harness (which may negotiate its own request types, and refuse a broker that cannot run it)."""
     from kgc.conformance.wire.brokerconfig import facts
+    from kgc.conformance.wire.client import Cluster
     from kgc.conformance.wire.negotiate import negotiate_with
     from kgc.engine.registry import model_manifest
     from kgc.model import PROFILES
 
     profile = broker.description.get("implementation_settings")
-    description = {**broker.description, **facts(cluster, broker.broker_config, profile=profile)}
+    if broker.facts_security is None:
+        read = facts(cluster, broker.broker_config, profile=profile)
+    else:
+        with Cluster(
+            broker.bootstrap_servers,
+            client_id="kgc-facts",
+            poller=cluster.poller,
+            security=broker.facts_security,
+        ) as admin:
+            read = facts(admin, broker.broker_config, profile=profile)
+            read["fact_notes"].append(
+                f"settings read as {broker.facts_security.principal}, the checks run as "
+                f"{(broker.security or admin.security).principal}"
+            )
+    description = {**broker.description, **read}
     negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]], opt_in)
     description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
     if negotiated.unsupported:

@@ -40,7 +40,7 @@ import contextlib
 import errno
 import itertools
 import selectors
-import socket
+import ssl
 import struct
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,6 +62,7 @@ from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersions
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
 from kgc.conformance.errors import BrokerConfigError
+from kgc.conformance.wire.security import PLAINTEXT, ClientSecurity, open_socket
 from kgc.model.apis import KEYS
 from kgc.model.commands import client_id_of
 from kgc.model.errors import NAMES, NONE, ROUTING_ERRORS, TOPIC_ALREADY_EXISTS, UNSUPPORTED_VERSION
@@ -348,8 +349,10 @@ class Connection:
         poller: Poller | None = None,
         timeout_s: float = 10.0,
         node_id: int | None = None,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.host = host
+        self.security = security or PLAINTEXT
         self.port = port
         self.client_id = client_id
         self.node_id = node_id
@@ -364,11 +367,10 @@ class Connection:
         self.broker_versions: dict[int, tuple[int, int]] = {}
         #: negotiated version per API name, filled as APIs are used (``{"JoinGroup": 9}``)
         self.versions: dict[str, int] = {}
-        try:
-            self._sock = socket.create_connection((host, port), timeout=timeout_s)
+        try:  # TLS and SASL, if any, are done blocking before the poller takes the socket
+            self._sock = open_socket(host, port, timeout_s, self.security)
         except OSError as exc:
             raise ConnectionClosedError(f"cannot connect to {host}:{port}: {exc}") from None
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock.setblocking(False)
         self._poller._register(self)
         try:
@@ -530,7 +532,7 @@ class Connection:
         while self._out:
             try:
                 n = self._sock.send(self._out)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
                 break
             except OSError as exc:
                 self._fail(now, f"send failed: {exc}")
@@ -543,7 +545,7 @@ class Connection:
         while True:
             try:
                 chunk = self._sock.recv(65536)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 break
             except OSError as exc:
                 if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
@@ -1099,9 +1101,12 @@ class Cluster:
         client_id: str = "kgc-admin",
         poller: Poller | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        security: ClientSecurity | None = None,
     ) -> None:
         self.bootstrap = parse_bootstrap(bootstrap_servers)
         self.client_id = client_id
+        #: how every connection of this cluster view connects (TLS, SASL); PLAINTEXT by default
+        self.security = security or PLAINTEXT
         self.poller = poller if poller is not None else Poller()
         self.timeout_s = timeout_s
         self.brokers: dict[int, tuple[str, int]] = {}
@@ -1131,7 +1136,12 @@ class Cluster:
         for host, port in candidates:
             try:
                 self._bootstrap_conn = Connection(
-                    host, port, self.client_id, poller=self.poller, timeout_s=self.timeout_s
+                    host,
+                    port,
+                    self.client_id,
+                    poller=self.poller,
+                    timeout_s=self.timeout_s,
+                    security=self.security,
                 )
                 return self._bootstrap_conn
             except ClientError as exc:
@@ -1156,6 +1166,7 @@ class Cluster:
                 poller=self.poller,
                 timeout_s=self.timeout_s,
                 node_id=node_id,
+                security=self.security,
             )
             self._admin[node_id] = conn
         return conn
@@ -1175,7 +1186,13 @@ class Cluster:
                     return conn
                 conn.close()
         return Connection(
-            host, port, client_id, poller=self.poller, timeout_s=self.timeout_s, node_id=node_id
+            host,
+            port,
+            client_id,
+            poller=self.poller,
+            timeout_s=self.timeout_s,
+            node_id=node_id,
+            security=self.security,
         )
 
     def release(self, conn: Connection) -> None:

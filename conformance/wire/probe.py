@@ -22,6 +22,7 @@ from kafka.protocol.metadata import (
     MetadataRequest,
     MetadataResponse,
 )
+from kgc.conformance.wire.security import ClientSecurity, open_socket
 from kgc.model.apis import KEYS
 
 DESCRIBE_QUORUM_KEY = KEYS["DescribeQuorum"]  # its presence tells a KRaft broker
@@ -110,13 +111,15 @@ def _decode(response_cls: Any, body: bytes, version: int, correlation_id: int) -
     return response
 
 
-def connect(host: str, port: int, timeout_s: float) -> socket.socket:
+def connect(
+    host: str, port: int, timeout_s: float, security: ClientSecurity | None = None
+) -> socket.socket:
+    """A blocking socket, authenticated as ``security`` says (``security.open_socket``): an
+    unreachable broker is a :class:`ProbeError`, refused credentials a ``SecurityError``."""
     try:
-        sock = socket.create_connection((host, port), timeout=timeout_s)
+        return open_socket(host, port, timeout_s, security)
     except OSError as exc:
         raise ProbeError(_reason(exc)) from exc
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
 
 
 def _reason(exc: BaseException) -> str:
@@ -196,8 +199,10 @@ def _describe_quorum_on(sock: socket.socket, versions: ApiVersionsInfo) -> Quoru
     )
 
 
-def _with_socket(host: str, port: int, timeout_s: float, fn: Any) -> Any:
-    sock = connect(host, port, timeout_s)
+def _with_socket(
+    host: str, port: int, timeout_s: float, fn: Any, security: ClientSecurity | None = None
+) -> Any:
+    sock = connect(host, port, timeout_s, security)
     try:
         return fn(sock)
     except ProbeError:
@@ -208,22 +213,30 @@ def _with_socket(host: str, port: int, timeout_s: float, fn: Any) -> Any:
         sock.close()
 
 
-def api_versions(host: str, port: int, timeout_s: float = 2.0) -> ApiVersionsInfo:
+def api_versions(
+    host: str, port: int, timeout_s: float = 2.0, security: ClientSecurity | None = None
+) -> ApiVersionsInfo:
     """ApiVersions on a fresh connection; raises ProbeError if no answer within ``timeout_s``."""
-    return _with_socket(host, port, timeout_s, _api_versions_on)  # type: ignore[no-any-return]
-
-
-def metadata(host: str, port: int, timeout_s: float = 2.0) -> MetadataInfo:
-    """Metadata (no topics) on a fresh connection: which brokers this node knows are alive."""
     return _with_socket(  # type: ignore[no-any-return]
-        host, port, timeout_s, lambda s: _metadata_on(s, _api_versions_on(s))
+        host, port, timeout_s, _api_versions_on, security
     )
 
 
-def describe_quorum(host: str, port: int, timeout_s: float = 2.0) -> QuorumInfo:
+def metadata(
+    host: str, port: int, timeout_s: float = 2.0, security: ClientSecurity | None = None
+) -> MetadataInfo:
+    """Metadata (no topics) on a fresh connection: which brokers this node knows are alive."""
+    return _with_socket(  # type: ignore[no-any-return]
+        host, port, timeout_s, lambda s: _metadata_on(s, _api_versions_on(s)), security
+    )
+
+
+def describe_quorum(
+    host: str, port: int, timeout_s: float = 2.0, security: ClientSecurity | None = None
+) -> QuorumInfo:
     """DescribeQuorum of ``__cluster_metadata`` (KRaft only; a broker forwards it to the quorum)."""
     return _with_socket(  # type: ignore[no-any-return]
-        host, port, timeout_s, lambda s: _describe_quorum_on(s, _api_versions_on(s))
+        host, port, timeout_s, lambda s: _describe_quorum_on(s, _api_versions_on(s)), security
     )
 
 
@@ -260,7 +273,11 @@ def group_ids_covering(partitions: int, prefix: str = "kgc-warmup-") -> list[str
 
 
 def group_coordinators_loaded(
-    host: str, port: int, partitions: int, timeout_s: float = 2.0
+    host: str,
+    port: int,
+    partitions: int,
+    timeout_s: float = 2.0,
+    security: ClientSecurity | None = None,
 ) -> bool:
     """True when every ``__consumer_offsets`` partition has a coordinator that has loaded it:
     FindCoordinator succeeds for a group id of each partition and DescribeGroups, sent to that
@@ -292,7 +309,7 @@ def group_coordinators_loaded(
             by_node.setdefault((c.host, c.port), []).append(c.key)
         return by_node
 
-    by_node = _with_socket(host, port, timeout_s, find)
+    by_node = _with_socket(host, port, timeout_s, find, security)
     if by_node is None:
         return False
 
@@ -308,5 +325,6 @@ def group_coordinators_loaded(
         return on
 
     return all(
-        _with_socket(h, p, timeout_s, describe(groups)) for (h, p), groups in by_node.items()
+        _with_socket(h, p, timeout_s, describe(groups), security)
+        for (h, p), groups in by_node.items()
     )

@@ -37,6 +37,7 @@ def test_broker_answers_as_the_model_allows(kgc_broker, pytestconfig):
     description = description_of(kgc_broker)
     result = run_suite(
         bootstrap_servers=kgc_broker.bootstrap_servers,
+        security=getattr(kgc_broker, "security", None),
         description=description,
         profile=pytestconfig.getoption("--kgc-profile"),
         seed=pytestconfig.getoption("--kgc-seed"),
@@ -94,7 +95,11 @@ def test_known_deviation_still_shows(kgc_broker, kgc_known_trace):
     trace = load(kgc_known_trace)
 
     def replay(t):  # noqa: ANN001, ANN202
-        cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-known")
+        cluster = Cluster(
+            kgc_broker.bootstrap_servers,
+            client_id="kgc-known",
+            security=getattr(kgc_broker, "security", None),
+        )
         try:
             done = replay_on_broker(kgc_broker, cluster, t)
         finally:
