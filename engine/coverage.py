@@ -425,6 +425,43 @@ def cells_of(events: Sequence[Event], extras: Sequence[Mapping[str, Any]]) -> Co
     return Counter(cell for _, cell in reached(events, extras))
 
 
+# Authorization cells: a request and the authorization error it was answered, in any group state
+# (the authorizer answers before the group is looked at: ``model/classic/authorization.py``).
+# The universe is the default search's requests under each permission the search denies (a run
+# whose principal the search may deny operations: ``SuiteContext.acl_actions``).
+AUTHORIZATION_CELLS: tuple[tuple[str, str], ...] = (
+    *(
+        (request, "GROUP_AUTHORIZATION_FAILED")
+        for request in (
+            "JoinGroup",
+            "SyncGroup",
+            "Heartbeat",
+            "LeaveGroup",
+            "OffsetCommit",
+            "OffsetFetch",
+            "DescribeGroups",
+            "FindCoordinator",
+        )
+    ),
+    ("OffsetCommit", "TOPIC_AUTHORIZATION_FAILED"),
+    ("OffsetFetch", "TOPIC_AUTHORIZATION_FAILED"),
+)
+AUTHORIZATION_ERRORS = frozenset(e for _, e in AUTHORIZATION_CELLS)
+
+
+def summarise_authorization(counts: Mapping[Cell, int]) -> dict[str, Any]:
+    """Reached and never-reached authorization cells (:data:`AUTHORIZATION_CELLS`), from the
+    group-state × request × error cells a run reached."""
+    hit = {(r, e) for (_, r, e), n in counts.items() if n and e in AUTHORIZATION_ERRORS}
+    reached = [c for c in AUTHORIZATION_CELLS if c in hit]
+    return {
+        "cells": len(AUTHORIZATION_CELLS),
+        "reached": len(reached),
+        "percent": 100.0 * len(reached) / len(AUTHORIZATION_CELLS),
+        "never": [f"{r} × {e}" for r, e in AUTHORIZATION_CELLS if (r, e) not in hit],
+    }
+
+
 def summarise(
     counts: Mapping[Cell, int] | Iterable[tuple[Cell, int]],
     unsupported: Iterable[str] = (),
@@ -451,7 +488,11 @@ def summarise(
     hit = [c for c in cells if reached.get(c, 0) > 0]
     never = [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0]
     known = set(all_cells) | (set() if consumer else set(FAULT_ONLY) | set(UNCOUNTED))
-    extra = sorted(f"{s} × {r} × {e}" for (s, r, e) in reached if (s, r, e) not in known)
+    extra = sorted(
+        f"{s} × {r} × {e}"
+        for (s, r, e) in reached
+        if (s, r, e) not in known and e not in AUTHORIZATION_ERRORS  # counted on their own
+    )
     return {
         "unreachable": {f"{s} × {r} × {e}": why for (s, r, e), why in sorted(cannot.items())},
         "cells": len(cells),

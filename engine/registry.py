@@ -134,6 +134,8 @@ def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict
         config["node_ids"] = list(description["node_ids"])
     if description.get("client_host"):  # as the broker sees the suite's connections
         config["client_host"] = str(description["client_host"])
+    if (description.get("authorization") or {}).get("foreign_group_refused"):
+        config["foreign_group_refused"] = True  # ``classic/authorization.py`` A0
     name = _profile_name(description)
     record = {"name": "ClassicGroupModel", "profile": name, "config": config}
     switches = dict(description.get("implementation_switches") or {})

@@ -64,6 +64,12 @@ class Target(ABC):
     def in_flight(self, client: str) -> bool:
         """Whether ``client`` has a request that has not been answered yet."""
 
+    def alter_acl(self, action: str) -> None:
+        """Carry out an ACL action on the run's principal (``acl-deny:group:READ`` …,
+        ``model/classic/authorization.py``) and return once it is in force. Default: this
+        target has no authorizer the run may change."""
+        raise TargetError(f"{action}: this target takes no ACL actions")
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """Implementation, version, mode, nodes and config, for the trace manifest."""
@@ -138,6 +144,13 @@ class ModelTarget(Target):
 
     def in_flight(self, client: str) -> bool:
         return client in self._open
+
+    def alter_acl(self, action: str) -> None:
+        """The model's own answer to an ACL action (``Model.fault``), at the current time."""
+        self._advance_to(self._now)
+        self._state = self._pick(
+            self._model.fault(self._state, action=action, node=0, at_ms=self._now)
+        )
 
     def describe(self) -> dict[str, Any]:
         return dict(self._description)

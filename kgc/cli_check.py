@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         prepare_record_dir,
         run_suite,
     )
-    from kgc.engine.coverage import summarise, summarise_inputs
+    from kgc.engine.coverage import summarise, summarise_authorization, summarise_inputs
 
     if args.profile not in SEARCH_PROFILES:
         raise UserError(
@@ -172,8 +172,12 @@ def run(args: argparse.Namespace) -> int:
         security=args.security,
         client_security=client_security,
     ) as broker:
+        admin_security = None
         if args.security is not None:  # the checks run as the limited principal, not the admin
             client_security = broker.security_setup.client("kgc-user", "SCRAM-SHA-512")
+            admin_security = broker.security
+        elif client_security is not None:
+            admin_security = _own_super_user(args.bootstrap_server, client_security)
         description = description_of(broker)
         if client_security is not None:
             description["client_security"] = client_security.describe()
@@ -199,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
             "minimize_budget_s": args.minimize_budget or None,
             "opt_in": opt_in_closure(tuple(args.opt_in)),
             "security": client_security,
-            "facts_security": broker.security if args.security is not None else None,
+            "admin_security": admin_security,
         }
         if args.workers > 1:
             from kgc.conformance.drivers.workers import run_workers
@@ -219,6 +223,13 @@ def run(args: argparse.Namespace) -> int:
         target=result.target,
     )
     inputs = summarise_inputs(result.input_coverage, target=result.target)
+    authorization = (
+        summarise_authorization(result.coverage)
+        if (result.target.get("authorization") or {}).get("acl_actions")
+        else None
+    )
+    if authorization is not None:
+        cov["authorization"] = authorization
     if args.json:
         out = describe_result(result)
         out["coverage_summary"] = cov
@@ -281,6 +292,27 @@ def _check_kafka_version(version: str) -> None:
         profile_for_version(version)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def _own_super_user(bootstrap_server: str, client_security: Any) -> Any:
+    """The super user of a secured broker ``kgc broker start --security`` started at
+    ``bootstrap_server`` (its state file names the credentials), when the checks run as another
+    principal: kgc started that broker, so the search may deny and allow operations there, as on
+    one ``--security`` starts. None for any other broker."""
+    from kgc.conformance.brokers.runstate import secured_by_kgc
+    from kgc.conformance.wire.security import SecurityError, load_command_config
+
+    own = secured_by_kgc(bootstrap_server)
+    if own is None:
+        return None
+    path = (own.state.get("client_properties") or {}).get("kgc-admin")
+    try:
+        admin = load_command_config(path) if path else None
+    except SecurityError:
+        return None
+    if admin is None or admin.principal == client_security.principal:
+        return None
+    return admin
 
 
 def _target_line(d: dict) -> str:
@@ -370,7 +402,8 @@ def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = 
         f"  profile      {result.profile} ({_seeds(result)})",
         f"  examples     {result.examples}",
         f"  commands     {result.commands} requests + {result.ticks} ticks "
-        f"in {result.wall_s:.1f} s ({busy_rate} requests/s outside ticks)",
+        + (f"+ {result.acls} ACL actions " if result.acls else "")
+        + f"in {result.wall_s:.1f} s ({busy_rate} requests/s outside ticks)",
         f"  model states {result.peak_states} at most at once",
         f"  assignments  {result.assignment_checks} "
         + (
@@ -384,6 +417,18 @@ def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = 
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
         f"reached ({cov['percent']:.0f}%)",
     ]
+    authorization = cov.get("authorization")
+    if authorization is not None:
+        lines.append(
+            f"  authorized   {authorization['reached']} of {authorization['cells']} request × "
+            f"authorization error cells reached ({authorization['percent']:.0f}%), by "
+            f"{result.acls} ACL actions"
+            + (
+                f"; never: {', '.join(authorization['never'])}"
+                if 0 < len(authorization["never"]) <= 3
+                else ""
+            )
+        )
     if inputs is not None:
         lines.append(
             f"  inputs       {inputs['reached']} of {inputs['cells']} request × version × field "

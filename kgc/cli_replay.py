@@ -73,6 +73,17 @@ def run(args: argparse.Namespace) -> int:
                 "replay them separately or pass --kafka-version"
             )
         version = versions.pop() if versions else None
+    acting = [(p, t) for p, t in loaded if _acl_actions_only(t)]
+    if acting:
+        if args.bootstrap_server is not None:
+            raise UserError(
+                f"{acting[0][0]} denies and allows operations on its principal (ACL actions), "
+                "which kgc does as the super user of a secured broker it starts: drop "
+                "--bootstrap-server"
+            )
+        if len(acting) != len(loaded):
+            raise UserError("replay traces with ACL actions and traces without them separately")
+        return _replay_with_acls(args, loaded, version)
     faulty = [(p, t) for p, t in loaded if _has_faults(t)]
     if faulty:
         if args.bootstrap_server is not None:
@@ -137,6 +148,48 @@ def _report(args, path, trace, done) -> int:  # noqa: ANN001
 
 def _has_faults(trace) -> bool:  # noqa: ANN001
     return any(e.kind == "fault" for e in trace.events)
+
+
+def _acl_actions_only(trace) -> bool:  # noqa: ANN001
+    """Whether every fault event of ``trace`` is an ACL action (and it has one)."""
+    from kgc.model.classic.authorization import acl_change
+
+    actions = [e.action for e in trace.events if e.kind == "fault"]
+    return bool(actions) and all(acl_change(a) is not None for a in actions)
+
+
+def _replay_with_acls(args, loaded, version: str | None) -> int:  # noqa: ANN001
+    """Replay on a secured broker kgc starts (the recorded kind, else SASL_SSL) as its limited
+    principal, the ACL actions carried out as its super user (``conformance/wire/acls.py``)."""
+    from kgc.conformance.brokers import secure
+    from kgc.conformance.brokers.session import open_broker
+    from kgc.conformance.drivers.suite import replay_on_broker
+    from kgc.conformance.wire.acls import AclAdmin
+    from kgc.conformance.wire.client import Cluster
+
+    kinds = {(t.manifest.get("target") or {}).get("security") or "sasl_ssl" for _, t in loaded}
+    if len(kinds) > 1:
+        raise UserError("traces were recorded on differently secured brokers; replay them apart")
+    failing = 0
+    with open_broker(kafka_version=version, mode=args.mode, security=kinds.pop()) as broker:
+        user = broker.security_setup.client(secure.USER, "SCRAM-SHA-512")
+        cluster = Cluster(broker.bootstrap_servers, client_id="kgc-replay", security=user)
+        try:
+            for path, trace in loaded:
+                cluster.acl_admin = AclAdmin(
+                    broker.bootstrap_servers,
+                    admin=broker.security,
+                    principal=user.principal,
+                    topic="",  # named by ``replay_on_broker``
+                    poller=cluster.poller,
+                )
+                failing += _report(args, path, trace, replay_on_broker(broker, cluster, trace))
+                cluster.acl_admin.close()
+                cluster.acl_admin = None
+        finally:
+            cluster.close()
+    print(f"{len(loaded) - failing} passed, {failing} failed")
+    return 1 if failing else 0
 
 
 def _shape(trace) -> tuple[str, str, int, dict]:  # noqa: ANN001

@@ -786,6 +786,12 @@ class GroupConfig:
     # as DescribeGroups' ``ClientHost``. The wire reads it off its own connection
     # (``brokerconfig.facts``: ``client_host``).
     client_host: str = "/127.0.0.1"
+    # The run's principal holds permissions on the run's own groups and topics only (a prefixed
+    # ACL, as ``kgc-user`` on a secured broker kgc starts): a request naming a group outside the
+    # prefix, the empty group id among them, is refused ``GROUP_AUTHORIZATION_FAILED`` before any
+    # check of the id (``classic/authorization.py`` A0). False: a principal the authorizer lets
+    # through (no authorizer, a super user), or one the run knows nothing about.
+    foreign_group_refused: bool = False
 
     def __post_init__(self) -> None:
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
@@ -823,6 +829,7 @@ _CONFIG_FIELDS = (
     "node_ids",
     "reorder_window_ms",
     "client_host",
+    "foreign_group_refused",
 )
 
 
@@ -831,6 +838,8 @@ def config_to_json(config: GroupConfig) -> dict[str, object]:
     out: dict[str, object] = {"profile": config.profile.name}
     for name in _CONFIG_FIELDS:
         value = getattr(config, name)
+        if name == "foreign_group_refused" and not value:
+            continue  # written only when set: manifests of runs without an authorizer unchanged
         if isinstance(value, tuple):
             value = [list(v) if isinstance(v, tuple) else v for v in value]
         out[name] = value

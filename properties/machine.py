@@ -35,6 +35,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from kgc.engine.coverage import (
+    AUTHORIZATION_CELLS,
     Cell,
     InputCell,
     cells_of,
@@ -43,11 +44,12 @@ from kgc.engine.coverage import (
     input_universe,
     universe,
 )
-from kgc.engine.loop import Engine, EngineConfig, StepResult
+from kgc.engine.loop import Engine, EngineConfig, FaultStep, StepResult
 from kgc.engine.registry import REORDER_WINDOW_MS
 from kgc.engine.target import ModelTarget, Target, TargetError
 from kgc.engine.traces import Trace, new_manifest, render, result_of
 from kgc.model.checker import CheckerConfig, Model
+from kgc.model.classic.authorization import DENIABLE, AclChange
 from kgc.model.classic.inputs import PENDING_MEMBER
 from kgc.model.client_view import (
     INSTANCE_ID_SINCE,
@@ -269,6 +271,11 @@ class SuiteContext:
     # nothing (``GroupMachine._busy``): on for a broker whose every first join parks for
     # ``group.initial.rebalance.delay.ms`` (Kafka's default: 3 s), where most steps were lost
     wait_when_parked: bool = False
+    # the run may deny and allow its principal operations on its group and topic (a secured
+    # broker kgc started: ``conformance/wire/acls.py``): the machine gets the ``acl`` rule
+    # (:class:`AuthorizingGroupMachine`), each action done through ``Target.alter_acl``
+    acl_actions: bool = False
+    acls: int = 0  # ACL actions carried out so far
 
     def version(self, api: str, index: int) -> int:
         """The ``index``-th exercised version of ``api`` (wrapping). Versions are drawn as plain
@@ -1734,6 +1741,129 @@ class TransactionalMachine(GroupMachine):
 
 # the machines of the opt-in request types (``model/requests.py``), in the order their rules are
 # added to the classic machine
+# what ``operator_acl`` may send right after a denial: the requests of the default search each
+# permission guards (``model/classic/authorization.py`` A1-A5; DELETE guards opt-in requests only)
+ACL_PROBE_RULES: dict[str, Callable[[Any, str, int], None]] = {
+    "join": lambda m, c, vi: m.join(c, vi, False),
+    "sync": lambda m, c, vi: m.sync(c, vi, False),
+    "heartbeat": lambda m, c, vi: m.heartbeat(c, vi, "current"),
+    "leave": lambda m, c, vi: m.leave(c, vi, "self"),
+    "commit": lambda m, c, vi: m.commit(c, vi, "current", vi),
+    "fetch": lambda m, c, vi: m.fetch(c, vi),
+    "describe": lambda m, c, vi: m.describe(c, vi),
+    "find": lambda m, c, vi: m.find_coordinator(c, vi),
+}
+ACL_GUARDS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("group", "READ"): ("heartbeat", "join", "sync", "leave", "commit"),
+    ("group", "DESCRIBE"): ("fetch", "describe", "find"),
+    ("group", "DELETE"): (),
+    ("topic", "READ"): ("commit",),
+    ("topic", "DESCRIBE"): ("fetch",),
+}
+# the denial and the request that reach each authorization cell (``engine/coverage.py``)
+ACL_AIMS: dict[tuple[str, str], tuple[AclChange, str]] = {
+    **{
+        (request, "GROUP_AUTHORIZATION_FAILED"): (AclChange(True, "group", "READ"), probe)
+        for request, probe in (
+            ("JoinGroup", "join"),
+            ("SyncGroup", "sync"),
+            ("Heartbeat", "heartbeat"),
+            ("LeaveGroup", "leave"),
+            ("OffsetCommit", "commit"),
+        )
+    },
+    **{
+        (request, "GROUP_AUTHORIZATION_FAILED"): (AclChange(True, "group", "DESCRIBE"), probe)
+        for request, probe in (
+            ("OffsetFetch", "fetch"),
+            ("DescribeGroups", "describe"),
+            ("FindCoordinator", "find"),
+        )
+    },
+    ("OffsetCommit", "TOPIC_AUTHORIZATION_FAILED"): (AclChange(True, "topic", "READ"), "commit"),
+    ("OffsetFetch", "TOPIC_AUTHORIZATION_FAILED"): (AclChange(True, "topic", "DESCRIBE"), "fetch"),
+}
+
+# every ACL action the search draws: deny, then allow again, each permission a group request of
+# the run checks (``model/classic/authorization.py`` DENIABLE)
+ACL_CHANGES: tuple[AclChange, ...] = tuple(
+    AclChange(deny=deny, resource=resource, operation=operation)
+    for deny in (True, False)
+    for resource, operation in DENIABLE
+)
+
+
+class AuthorizingGroupMachine(GroupMachine):
+    """:class:`GroupMachine` with the ``acl`` rule: an operator denies the run's principal one
+    operation on the run's group or topic, or allows it again, between two requests; every
+    request from then on is judged by what the principal may do
+    (``model/classic/authorization.py``). Only where the run may change its principal's ACLs
+    (``SuiteContext.acl_actions``: a secured broker kgc started); a class of its own for the
+    reason :class:`ListingGroupMachine` is one."""
+
+    # only once a client is drawn: Hypothesis's first examples draw the first rule valid, in
+    # name order, and a run of ACL actions on a group nobody uses reaches nothing
+    @rule(
+        change=st.sampled_from(ACL_CHANGES),
+        client=GroupMachine.clients,
+        vi=VERSION_INDEX,
+        which=st.integers(min_value=0, max_value=9),
+        restore=st.booleans(),
+        aimed=st.booleans(),
+    )
+    @precondition(lambda self: self.drawn_clients > 0)
+    def operator_acl(
+        self, change: AclChange, client: str, vi: int, which: int, restore: bool, aimed: bool
+    ) -> None:
+        """The action; after a denial, one request of ``client`` that the permission guards
+        (``ACL_GUARDS``, the ``which``-th), so the denial meets a request it refuses in the same
+        step, and with ``restore`` the permission back at once. ``aimed``: the denial and the
+        request of the ``which``-th authorization cell no earlier example reached, instead of
+        the drawn ones (as ``aim`` steers to state cells)."""
+        guarded = ACL_GUARDS[(change.resource, change.operation)] if change.deny else ()
+        probe = guarded[which % len(guarded)] if guarded else None
+        if aimed:  # the ``which``-th authorization cell not reached before this example
+            open_cells = [
+                c for c in AUTHORIZATION_CELLS if c not in self._authorization_reached()
+            ] or list(AUTHORIZATION_CELLS)
+            change, probe = ACL_AIMS[open_cells[which % len(open_cells)]]
+        self._acl(change)
+        if probe is not None and self.failed_check is None:
+            ACL_PROBE_RULES[probe](self, client, vi)
+        if change.deny and restore and self.failed_check is None:
+            self._acl(replace(change, deny=False))
+
+    def _authorization_reached(self) -> set[tuple[str, str]]:
+        """The authorization cells reached before this example (``aim``'s frozen basis, so a
+        replay of a failing example steers as it did)."""
+        return {(r, e) for (_, r, e), n in self.aim_basis.items() if n and (r, e) in ACL_AIMS}
+
+    def _acl(self, change: AclChange) -> None:
+        if self.failed_check is not None:
+            return
+        self._last_sender = None
+        self.context.acls += 1
+
+        def perform(action: str, node: int) -> None:
+            self.target.alter_acl(action)
+
+        try:
+            result = self.engine.inject(FaultStep(action=change.action, node=0), perform)
+        except TargetError as exc:
+            self.failed_check = "connection"
+            self.failure_message = f"the target did not carry out an ACL action: {exc}"
+            if self.context.connection_failure is None:
+                self.context.connection_failure = self.failure_message
+            return
+        try:
+            for rid, response in result.received:
+                self._learn(self.engine.requests[rid], response)
+        except InvariantError as exc:
+            self.failure_message = str(exc)
+        if result.divergence is not None and self.failed_check is None:
+            self.failed_check = "divergence"
+
+
 OPT_IN_MACHINES: tuple[tuple[frozenset[str], type[GroupMachine]], ...] = (
     (frozenset({"ListGroups"}), ListingGroupMachine),
     (frozenset({"DeleteGroups", "OffsetDelete"}), DeletingGroupMachine),
@@ -1746,6 +1876,8 @@ def machine_for(context: SuiteContext) -> type[GroupMachine]:
     with the rules of each opt-in request type ``context.opt_in`` names (``OPT_IN_MACHINES``),
     else the classic machine alone."""
     bases = tuple(m for apis, m in OPT_IN_MACHINES if apis & context.opt_in) or (GroupMachine,)
+    if context.acl_actions:
+        bases = (AuthorizingGroupMachine, *(b for b in bases if b is not GroupMachine))
     return type("GroupMachineUnderTest", bases, {"context": context})
 
 

@@ -66,6 +66,18 @@ def load(name: str) -> DetachedBroker | None:
     return DetachedBroker(name=name, state_file=path, state=state, alive_pids=alive, dead_pids=dead)
 
 
+def secured_by_kgc(bootstrap_servers: str) -> DetachedBroker | None:
+    """The running secured broker ``kgc broker start --security`` started at
+    ``bootstrap_servers``, if any: kgc started it, so it holds its super user's credentials
+    (``client_properties`` in its state file)."""
+    wanted = {s.strip() for s in bootstrap_servers.split(",") if s.strip()}
+    for broker in list_detached():
+        served = {s.strip() for s in broker.bootstrap_servers.split(",")}
+        if broker.alive_pids and wanted & served and broker.state.get("client_properties"):
+            return broker
+    return None
+
+
 def list_detached() -> list[DetachedBroker]:
     d = state_dir()
     if not d.is_dir():

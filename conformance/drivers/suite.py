@@ -75,7 +75,7 @@ from kgc.conformance.drivers.workloads import (
 # the builders, where scripted scenarios (``tests/scripted.py``) have always found them
 from kgc.conformance.drivers.workloads import consumer_workload as consumer_workload
 from kgc.conformance.drivers.workloads import migration_workload as migration_workload
-from kgc.conformance.errors import KgcError
+from kgc.conformance.errors import FaultsUnavailable, KgcError
 from kgc.engine.allowances import allowances_used
 from kgc.engine.loop import EngineConfig
 from kgc.engine.replay import Replay, replay, topic_of
@@ -136,6 +136,7 @@ class SuiteResult:
     examples: int = 0
     commands: int = 0
     ticks: int = 0
+    acls: int = 0  # ACL actions (``AuthorizingGroupMachine``)
     wall_s: float = 0.0
     # "divergence" | "invariant" | "connection" (a request the target did not carry out) |
     # "flaky" | None
@@ -237,9 +238,10 @@ class BrokerAccess:
     reuse_connections: bool = True  # examples reuse idle member connections (``BrokerTarget``)
     # how every connection of the run authenticates (``--command-config``); None: PLAINTEXT
     security: ClientSecurity | None = None
-    # who reads the broker's settings (``brokerconfig.facts``) when not the run's principal: the
-    # super user of a secured broker kgc started, whose limited principal may not DescribeConfigs
-    facts_security: ClientSecurity | None = None
+    # the super user of a secured broker kgc started, when the run's principal is its limited
+    # one: it reads the broker's settings (``brokerconfig.facts``; the limited principal may not
+    # DescribeConfigs) and carries out the search's ACL actions (``conformance/wire/acls.py``)
+    admin_security: ClientSecurity | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,21 +336,32 @@ def configure(
     from kgc.model import PROFILES
 
     profile = broker.description.get("implementation_settings")
-    if broker.facts_security is None:
+    if broker.admin_security is None:
         read = facts(cluster, broker.broker_config, profile=profile)
     else:
         with Cluster(
             broker.bootstrap_servers,
             client_id="kgc-facts",
             poller=cluster.poller,
-            security=broker.facts_security,
+            security=broker.admin_security,
         ) as admin:
             read = facts(admin, broker.broker_config, profile=profile)
             read["fact_notes"].append(
-                f"settings read as {broker.facts_security.principal}, the checks run as "
+                f"settings read as {broker.admin_security.principal}, the checks run as "
                 f"{(broker.security or admin.security).principal}"
             )
     description = {**broker.description, **read}
+    acting = broker.admin_security is not None and broker.security is not None
+    if acting:
+        assert broker.security is not None
+        # the run's principal holds the prefixed ACLs of a secured broker kgc started: requests
+        # naming another group are refused, and the search denies and allows operations
+        # (``model/classic/authorization.py``)
+        description["authorization"] = {
+            "principal": broker.security.principal,
+            "foreign_group_refused": True,
+            "acl_actions": True,
+        }
     negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]], opt_in)
     description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
     if negotiated.unsupported:
@@ -359,6 +372,17 @@ def configure(
     run_id = secrets.token_hex(3)
     topic = f"{broker.group_prefix}suite-{run_id}"
     cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+    if acting:
+        from kgc.conformance.wire.acls import AclAdmin
+
+        assert broker.admin_security is not None and broker.security is not None
+        cluster.acl_admin = AclAdmin(
+            broker.bootstrap_servers,
+            admin=broker.admin_security,
+            principal=broker.security.principal,
+            topic=topic,
+            poller=cluster.poller,
+        )
     harness = workload.harness(
         cluster, description, topic=topic, reuse_connections=broker.reuse_connections
     )
@@ -442,6 +466,7 @@ def _context(setup: Setup, search: Search, *, seed: int) -> SuiteContext:
         topic=setup.topic,
         time_scale=setup.time_scale,
         wait_when_parked=setup.wait_when_parked,
+        acl_actions=bool((setup.description.get("authorization") or {}).get("acl_actions")),
     )
     counter = iter(range(1_000_000))
     ctx.new_group_id = lambda: f"{setup.group_prefix}{setup.run_id}-{next(counter)}"
@@ -533,6 +558,7 @@ def _tally(result: SuiteResult, ctx: SuiteContext, start: float) -> None:
     result.examples = ctx.examples
     result.commands = ctx.commands
     result.ticks = ctx.ticks
+    result.acls = ctx.acls
     result.coverage = dict(ctx.coverage)
     result.input_coverage = dict(ctx.input_coverage)
     result.assignment_checks = ctx.assignment_checks
@@ -731,17 +757,35 @@ def replay_on_broker(
 ) -> Replay:
     """Replay ``trace`` (``kgc.engine.replay``) on ``broker`` through ``cluster``, on a fresh
     ``group_prefix…`` group, after creating the topic its commands name. Faults in it are
-    performed on the broker only if kgc started it (``session.fault_runner``)."""
+    performed on the broker only if kgc started it (``session.fault_runner``); ACL actions
+    through ``cluster.acl_admin`` (a secured broker kgc started), which then names the topic."""
     from kgc.conformance.brokers.session import description_of, fault_runner
     from kgc.conformance.wire.broker_target import BrokerTarget
+    from kgc.model.classic.authorization import acl_change
 
     topic = topic_of(trace)
     if topic:
         cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        if cluster.acl_admin is not None:
+            cluster.acl_admin.topic = topic
     group_id = f"{group_prefix}{secrets.token_hex(4)}"
     target = BrokerTarget(cluster, group_id, description=description_of(broker))
+    nemesis = fault_runner(broker)
+
+    def perform(action: str, node: int) -> int | None:
+        if acl_change(action) is not None:
+            target.alter_acl(action)
+            return None
+        if nemesis is None:
+            raise FaultsUnavailable(
+                f"{action} on node {node}: kgc injects faults only into a cluster it starts"
+            )
+        result: int | None = nemesis(action, node)
+        return result
+
+    acting = nemesis is not None or cluster.acl_admin is not None
     try:
-        return replay(trace, target, group_id=group_id, faults=fault_runner(broker))
+        return replay(trace, target, group_id=group_id, faults=perform if acting else None)
     finally:
         target.close()
 

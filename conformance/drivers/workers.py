@@ -111,6 +111,7 @@ def merge(results: list[SuiteResult], *, seed: int, wall_s: float) -> SuiteResul
         out.examples += r.examples
         out.commands += r.commands
         out.ticks += r.ticks
+        out.acls += r.acls
         out.tick_ms += r.tick_ms
         out.assignment_checks += r.assignment_checks
         out.peak_states = max(out.peak_states, r.peak_states)

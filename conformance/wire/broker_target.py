@@ -277,6 +277,21 @@ class BrokerTarget(Target):
     def discard_connections(self) -> None:
         self._group.reuse_connections = False
 
+    def alter_acl(self, action: str) -> None:
+        """Through the run's ``AclAdmin`` (``conformance/wire/acls.py``), for this example's
+        group; a broker the run may not change ACLs on refuses."""
+        admin = self._cluster.acl_admin
+        if admin is None:
+            raise TargetError(f"{action}: the run may not change ACLs on this broker")
+        try:
+            admin.perform(self.group_id, action)
+        except ClientError as exc:
+            raise TargetError(str(exc)) from None
+
     def close(self) -> None:
+        admin = self._cluster.acl_admin
+        if admin is not None:  # what this example denied is allowed again: the next starts clean
+            with contextlib.suppress(ClientError):
+                admin.clear()
         with contextlib.suppress(ConnectionClosedError):
             self._group.close()

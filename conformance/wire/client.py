@@ -1107,6 +1107,9 @@ class Cluster:
         self.client_id = client_id
         #: how every connection of this cluster view connects (TLS, SASL); PLAINTEXT by default
         self.security = security or PLAINTEXT
+        #: who carries out the search's ACL actions on the run's principal (``acls.AclAdmin``),
+        #: when the run may take them: a secured broker kgc started (``suite.configure``)
+        self.acl_admin: Any = None
         self.poller = poller if poller is not None else Poller()
         self.timeout_s = timeout_s
         self.brokers: dict[int, tuple[str, int]] = {}
@@ -1414,6 +1417,9 @@ class Cluster:
         )
 
     def close(self) -> None:
+        if self.acl_admin is not None:
+            self.acl_admin.close()
+            self.acl_admin = None
         for conn in list(self._admin.values()):
             conn.close()
         if self._bootstrap_conn is not None:

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from kgc.model.classic.authorization import acl_change, authorized
 from kgc.model.classic.delete import handle_delete_groups, handle_offset_delete
 from kgc.model.classic.describe import (
     handle_describe_groups,
@@ -169,6 +170,7 @@ def deleted_group(s: GroupState) -> GroupState:
         now_ms=s.now_ms,
         producers=s.producers,  # the transaction coordinator's, not the group's
         producer_ids_issued=s.producer_ids_issued,
+        denied=s.denied,  # the authorizer's, not the group's
     )
 
 
@@ -212,8 +214,13 @@ class ClassicGroupModel(TimedModel[GroupState]):
     def fault(
         self, state: GroupState, *, action: str, node: int, at_ms: float
     ) -> Iterable[GroupState]:
-        """Unchanged: see the module docstring (``ClusterGroupModel`` models coordinator faults)."""
-        return [state]
+        """An ACL action (``authorization.AclChange``) changes what the run's principal is
+        denied, for every request from then on; any other action leaves the state unchanged: see
+        the module docstring (``ClusterGroupModel`` models coordinator faults)."""
+        change = acl_change(action)
+        if change is None:
+            return [state]
+        return [replace(state, denied=change.applied(state.denied))]
 
     def vanished(self, state: GroupState, until_ms: float) -> GroupState | None:
         if not (self.config.empty_group_may_vanish and _deletable(state)):
@@ -245,6 +252,19 @@ class ClassicGroupModel(TimedModel[GroupState]):
                 tx.now_ms = at_ms
             if tx.producers:
                 settle_markers(tx)  # ``transactions.py`` T9
+            if state.denied or self.config.foreign_group_refused:
+                authorized(  # ``authorization.py``: what the authorizer refuses first
+                    tx,
+                    request_id,
+                    command,
+                    state.denied,
+                    dispatch,
+                    foreign_group_refused=self.config.foreign_group_refused,
+                )
+            else:
+                dispatch(tx, request_id, command)
+
+        def dispatch(tx: Txn, request_id: int, command: Any) -> None:
             if names_empty_group(command):
                 handle_empty_group(tx, request_id, command)  # ``empty_group.py``
                 return

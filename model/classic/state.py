@@ -239,6 +239,9 @@ class GroupState:
     producers: tuple[Producer, ...] = ()
     txn_offsets: tuple[PendingTxnOffset, ...] = ()
     producer_ids_issued: int = 0
+    # the operations an operator denies the run's principal on the run's group and topic, as
+    # (resource, operation), sorted (``authorization.py``): the authorizer's, not the group's
+    denied: tuple[tuple[str, str], ...] = ()
     _hash: int = field(default=0, init=False, compare=False, repr=False)
     # the earliest coordinator timer (deadline, kind, key), computed once; () = not computed yet
     _next_timer: tuple[float, int, str] | tuple[()] | None = field(
@@ -275,6 +278,7 @@ class GroupState:
                     self.producers,
                     self.txn_offsets,
                     self.producer_ids_issued,
+                    self.denied,
                 )
             )
             object.__setattr__(self, "_hash", h)

@@ -88,6 +88,7 @@ class Txn:
         "producers",
         "txn_offsets",
         "producer_ids_issued",
+        "denied",
         "_script",
         "_taken",
         "_arities",
@@ -128,6 +129,7 @@ class Txn:
         self.producers: dict[str, Producer] = {p.transactional_id: p for p in s.producers}
         self.txn_offsets: list[PendingTxnOffset] = list(s.txn_offsets)
         self.producer_ids_issued = s.producer_ids_issued
+        self.denied = s.denied  # read only in a step: ``authorization.py``
         self._script = script
         self._taken: list[int] = []
         self._arities: list[int] = []
@@ -200,6 +202,7 @@ class Txn:
                 unrevealed=self.unrevealed,
                 now_ms=self.now_ms,
                 known_bug=self.known_bug,
+                denied=self.denied,
             )
         offsets = self.offsets
         if isinstance(offsets, dict):
@@ -256,6 +259,7 @@ class Txn:
             producers=tuple(self.producers[k] for k in sorted(self.producers)),
             txn_offsets=tuple(sorted(self.txn_offsets, key=_txn_offset_key)),
             producer_ids_issued=self.producer_ids_issued,
+            denied=self.denied,
         )
 
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION
@@ -260,7 +261,10 @@ def test_the_installed_suite_runs_against_the_secured_broker(
 
 def test_kgc_check_security_starts_a_secured_broker_and_runs_as_kgc_user(tmp_path: Path) -> None:
     """``kgc check --security``: the embedded broker secured; the settings are read as the super
-    user kgc started it with, the checks run as the limited principal."""
+    user kgc started it with, the checks run as the limited principal, and the search denies and
+    allows it operations. A recorded example with ACL actions replays on a fresh secured broker
+    (``kgc replay`` starts one and carries the actions out again)."""
+    record = tmp_path / "corpus"
     run = _kgc(
         "check",
         "--security",
@@ -268,9 +272,11 @@ def test_kgc_check_security_starts_a_secured_broker_and_runs_as_kgc_user(tmp_pat
         "--profile",
         "quick",
         "--seed",
-        "2",
+        "6",
         "--traces",
         str(tmp_path / "traces"),
+        "--record",
+        str(record),
         cwd=tmp_path,
     )
     out = run.stdout + run.stderr
@@ -278,15 +284,32 @@ def test_kgc_check_security_starts_a_secured_broker_and_runs_as_kgc_user(tmp_pat
     assert "as User:kgc-user over SASL_PLAINTEXT SCRAM-SHA-512" in out
     assert "settings read as User:kgc-admin, the checks run as User:kgc-user" in out
     assert "divergences  0" in out
+    acting = [p for p in record.rglob("*.jsonl") if "AUTHORIZATION_FAILED" in p.read_text()]
+    assert acting, out[-3000:]  # seed 6 denies an operation a request then meets
+    replayed = _kgc("replay", *map(str, acting), cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stdout[-3000:] + replayed.stderr[-2000:]
+    assert f"{len(acting)} passed, 0 failed" in replayed.stdout
+    assert "acl-deny:" in replayed.stdout  # its faults line: the actions were carried out again
 
 
-def test_a_detached_mutual_tls_broker_is_checked_with_its_client_properties(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("kind", "profile", "principal"),
+    [
+        ("ssl", "quick", "User:CN=kgc-user over SSL"),
+        ("sasl_ssl", "ci", "User:kgc-user over SASL_SSL SCRAM-SHA-512"),
+    ],
+)
+def test_a_detached_secured_broker_is_checked_with_its_client_properties(
+    tmp_path: Path, kind: str, profile: str, principal: str
 ) -> None:
-    """``kgc broker start --security ssl``: mutual TLS, the principal is the client certificate's
-    subject; ``kgc check --command-config`` with the written properties runs as it."""
-    env_name = f"kgc-sec-{tmp_path.name[-12:]}".replace("_", "-")
-    start = _kgc("broker", "start", "--security", "ssl", "--name", env_name, cwd=tmp_path)
+    """``kgc broker start --security KIND``, then ``kgc check --bootstrap-server
+    --command-config kgc-user.properties``: the run is its limited principal's (mutual TLS: the
+    certificate's subject), and since kgc started that broker (its state file names the super
+    user's credentials) the search denies and allows operations there. On SASL_SSL with SCRAM
+    and the ci profile, the issue's bar: 0 divergences and at least 90% of the authorization
+    cells."""
+    env_name = f"kgc-sec-{kind}-{tmp_path.name[-8:]}".replace("_", "-")
+    start = _kgc("broker", "start", "--security", kind, "--name", env_name, cwd=tmp_path)
     try:
         assert start.returncode == 0, start.stderr[-3000:]
         bootstrap = start.stdout.strip()
@@ -297,16 +320,14 @@ def test_a_detached_mutual_tls_broker_is_checked_with_its_client_properties(
             if word.endswith("kgc-user.properties")
         )
         assert Path(user_properties).is_file()
-        given = [arg for kv in KNOWN_SETTINGS for arg in ("--broker-config", kv)]
         run = _kgc(
             "check",
             "--bootstrap-server",
             bootstrap,
             "--command-config",
             user_properties,
-            *given,
             "--profile",
-            "quick",
+            profile,
             "--seed",
             "3",
             "--traces",
@@ -315,8 +336,155 @@ def test_a_detached_mutual_tls_broker_is_checked_with_its_client_properties(
         )
         out = run.stdout + run.stderr
         assert run.returncode == 0, out[-4000:]
-        assert "as User:CN=kgc-user over SSL" in out
+        assert f"as {principal}" in out
         assert "divergences  0" in out
+        assert "settings read as User:" in out  # by the super user: nothing had to be given
+        if profile == "ci":
+            line = next(x for x in out.splitlines() if x.strip().startswith("authorized"))
+            reached, cells = (int(w) for w in line.split()[1:4:2])
+            assert cells == 10 and reached >= 9, line
     finally:
         stop = _kgc("broker", "stop", "--name", env_name, cwd=tmp_path)
         assert stop.returncode == 0, stop.stderr
+
+
+def _authorized_run(secured: EmbeddedKafka, history: Any) -> tuple[Any, Any, list[Any]]:
+    """Run ``history(group_id, topic)`` (commands and ACL actions) on a fresh group of the
+    secured broker as ``kgc-user``, the classic model checking every answer; ACL actions are
+    carried out as ``kgc-admin`` (``conformance/wire/acls.py``)."""
+    import secrets
+
+    from kgc.conformance.brokers.session import description_of
+    from kgc.conformance.wire.acls import AclAdmin
+    from kgc.conformance.wire.broker_target import BrokerTarget
+    from kgc.engine.loop import Engine
+    from kgc.engine.registry import build, model_manifest
+    from kgc.engine.traces import Trace, result_of
+    from kgc.model.history import Receive
+
+    setup = secured.security_setup
+    assert setup is not None
+    user = setup.client(secure.USER, "SCRAM-SHA-512")
+    with Cluster(secured.bootstrap_servers, security=secured.security) as admin:
+        description = {**description_of(secured), **facts(admin)}
+    description["authorization"] = {
+        "principal": user.principal,
+        "foreign_group_refused": True,
+        "acl_actions": True,
+    }
+    cluster = Cluster(secured.bootstrap_servers, client_id="kgc-test", security=user)
+    group_id = f"kgc-authz-{secrets.token_hex(4)}"
+    topic = f"{group_id}-topic"
+    cluster.create_topic(topic, partitions=3)
+    cluster.acl_admin = AclAdmin(
+        secured.bootstrap_servers,
+        admin=secured.security,
+        principal=user.principal,
+        topic=topic,
+        poller=cluster.poller,
+    )
+    record = model_manifest(description)
+    target = BrokerTarget(cluster, group_id, description=description)
+    engine = Engine(target, build(record, group_id))
+
+    def act(action: str, node: int) -> None:
+        target.alter_acl(action)
+
+    try:
+        engine.run(history(group_id, topic), faults=act)
+    finally:
+        target.close()
+        cluster.close()
+    trace = Trace(
+        manifest={"target": description, "group_id": group_id},
+        events=engine.events,
+        extras=engine.extras,
+        result=result_of(engine),
+    )
+    answers = [e.response for e in engine.events if isinstance(e, Receive)]
+    return engine, trace, answers
+
+
+def test_deletions_listings_transactions_and_the_empty_group_id_under_acls(
+    secured: EmbeddedKafka,
+) -> None:
+    """The rules the default search does not draw (A0, A5-A8 of
+    ``model/classic/authorization.py``), each shown on the broker in one directed history."""
+    import dataclasses
+
+    from kgc.engine.coverage import error_of
+    from kgc.engine.loop import FaultStep
+    from kgc.engine.traces import render
+    from kgc.model.commands import (
+        AddOffsetsToTxn,
+        Assignment,
+        DeleteGroups,
+        EndTxn,
+        InitProducerId,
+        JoinGroup,
+        ListGroups,
+        OffsetDelete,
+        Protocol,
+        SyncGroup,
+        Tick,
+        TopicPartition,
+        TopicPartitionOffset,
+        TxnOffsetCommit,
+    )
+
+    def history(group_id: str, topic: str) -> list[Any]:
+        join = JoinGroup(
+            client="c1",
+            member_id="",
+            session_timeout_ms=10_000,
+            rebalance_timeout_ms=10_000,
+            protocols=(Protocol(name="range", metadata="m"),),
+            version=3,
+        )
+        parts = (TopicPartition(topic=topic, partition=0),)
+        offsets = (TopicPartitionOffset(topic=topic, partition=0, offset=3),)
+        txn = {"client": "c2", "transactional_id": "t1", "producer_id": 1, "producer_epoch": 0}
+        return [
+            dataclasses.replace(join, empty_group_id=True),  # A0
+            join,
+            Tick(ms=300),
+            SyncGroup(
+                client="c1",
+                member_id="c1-1",
+                generation_id=1,
+                assignments=(Assignment(member_id="c1-1", assignment="a"),),
+                version=3,
+            ),
+            FaultStep(action="acl-deny:group:DELETE", node=0),
+            DeleteGroups(client="c2", version=2),  # A6
+            OffsetDelete(client="c2", partitions=parts, version=0),  # A7
+            FaultStep(action="acl-allow:group:DELETE", node=0),
+            FaultStep(action="acl-deny:topic:READ", node=0),
+            OffsetDelete(client="c2", partitions=parts, version=0),  # A7, the topic
+            FaultStep(action="acl-deny:group:DESCRIBE", node=0),
+            ListGroups(client="c2", version=4),  # A5
+            FaultStep(action="acl-allow:group:DESCRIBE", node=0),
+            ListGroups(client="c2", version=4),
+            InitProducerId(client="c2", transactional_id="t1", version=3),
+            FaultStep(action="acl-deny:group:READ", node=0),
+            AddOffsetsToTxn(**txn, version=3),  # A8
+            TxnOffsetCommit(**txn, offsets=offsets, version=3),  # A8
+            FaultStep(action="acl-allow:group:READ", node=0),
+            AddOffsetsToTxn(**txn, version=3),
+            TxnOffsetCommit(**txn, offsets=offsets, version=3),  # A8, the topic (A2)
+            FaultStep(action="acl-allow:topic:READ", node=0),
+            EndTxn(**txn, committed=False, version=3),
+        ]
+
+    engine, trace, answers = _authorized_run(secured, history)
+    assert engine.divergence is None, render(trace)
+    errors = [(type(a).__name__, error_of(a)) for a in answers]
+    assert errors[0] == ("JoinGroupResponse", "GROUP_AUTHORIZATION_FAILED"), errors
+    assert ("DeleteGroupsResponse", "GROUP_AUTHORIZATION_FAILED") in errors
+    assert ("OffsetDeleteResponse", "GROUP_AUTHORIZATION_FAILED") in errors
+    assert ("OffsetDeleteResponse", "TOPIC_AUTHORIZATION_FAILED") in errors
+    assert ("AddOffsetsToTxnResponse", "GROUP_AUTHORIZATION_FAILED") in errors
+    assert ("TxnOffsetCommitResponse", "GROUP_AUTHORIZATION_FAILED") in errors
+    assert ("TxnOffsetCommitResponse", "TOPIC_AUTHORIZATION_FAILED") in errors
+    listings = [len(a.groups) for a in answers if type(a).__name__ == "ListGroupsResponse"]
+    assert listings == [0, 1], render(trace)
