@@ -362,6 +362,20 @@ def configure(
             "foreign_group_refused": True,
             "acl_actions": True,
         }
+    elif broker.security is not None and broker.security.protocol != "PLAINTEXT":
+        # a principal whose permissions the run does not know: asked whether it may name a group
+        # outside its prefix (the empty group id), which decides A0
+        from kgc.conformance.wire.brokerconfig import probe_foreign_group_refused
+        from kgc.conformance.wire.client import ClientError
+
+        with contextlib.suppress(ClientError):
+            refused = probe_foreign_group_refused(cluster)
+            if refused is not None:
+                description["authorization"] = {
+                    "principal": broker.security.principal,
+                    "foreign_group_refused": refused,
+                    "acl_actions": False,
+                }
     negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]], opt_in)
     description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
     if negotiated.unsupported:

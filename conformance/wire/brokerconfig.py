@@ -19,7 +19,13 @@ from kgc.conformance.wire.client import ClientError, Cluster, error_name, join_g
 from kgc.engine.registry import CONSUMER_SETTINGS, SETTINGS
 from kgc.model.apis import KEYS
 from kgc.model.consumer.group import ConsumerGroupConfig
-from kgc.model.errors import INVALID_SESSION_TIMEOUT, MEMBER_ID_REQUIRED, NONE
+from kgc.model.errors import (
+    GROUP_AUTHORIZATION_FAILED,
+    INVALID_GROUP_ID,
+    INVALID_SESSION_TIMEOUT,
+    MEMBER_ID_REQUIRED,
+    NONE,
+)
 from kgc.model.profiles import GroupConfig
 
 BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
@@ -148,6 +154,24 @@ def offsets_partition_leaders(cluster: Cluster) -> list[int] | None:
 
 # A session timeout no broker needs refuse (the suite's own are 1-2 s) and the largest int32.
 _PROBE_LOW_MS, _PROBE_HIGH_MS = 1, 2**31 - 1
+
+
+def probe_foreign_group_refused(cluster: Cluster) -> bool | None:
+    """Whether the run's principal is refused a group outside its prefix, asked with a JoinGroup
+    naming the empty group id: ``GROUP_AUTHORIZATION_FAILED`` (the authorizer, first:
+    ``KafkaApis.handleJoinGroupRequest``) or ``INVALID_GROUP_ID`` (the coordinator; nothing is
+    created either way: ``model/classic/empty_group.py``). None when it answers otherwise."""
+    conn = cluster.connection(min(cluster.brokers))
+    handle = join_group(
+        conn,
+        "",
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=10_000,
+        protocols=[("range", b"")],
+        version=min((conn.broker_versions or {}).get(KEYS["JoinGroup"], (0, 3))[1], 5),
+    )
+    error = error_name(cluster._request(conn, handle).error_code)
+    return {GROUP_AUTHORIZATION_FAILED: True, INVALID_GROUP_ID: False}.get(error)
 
 
 def probe_session_bounds(cluster: Cluster) -> tuple[int, int] | None:

@@ -488,3 +488,15 @@ def test_deletions_listings_transactions_and_the_empty_group_id_under_acls(
     assert ("TxnOffsetCommitResponse", "TOPIC_AUTHORIZATION_FAILED") in errors
     listings = [len(a.groups) for a in answers if type(a).__name__ == "ListGroupsResponse"]
     assert listings == [0, 1], render(trace)
+
+
+def test_the_probe_tells_a_principal_limited_to_its_prefix(secured: EmbeddedKafka) -> None:
+    """A principal the run knows nothing of is asked whether it may name a group outside its
+    prefix (``brokerconfig.probe_foreign_group_refused``, which decides rule A0): the limited
+    ``kgc-user`` may not, the super user may."""
+    from kgc.conformance.wire.brokerconfig import probe_foreign_group_refused
+
+    with Cluster(secured.bootstrap_servers, security=_as(secured, secure.USER, "PLAIN")) as c:
+        assert probe_foreign_group_refused(c) is True
+    with Cluster(secured.bootstrap_servers, security=secured.security) as c:
+        assert probe_foreign_group_refused(c) is False
