@@ -500,3 +500,35 @@ def test_the_probe_tells_a_principal_limited_to_its_prefix(secured: EmbeddedKafk
         assert probe_foreign_group_refused(c) is True
     with Cluster(secured.bootstrap_servers, security=secured.security) as c:
         assert probe_foreign_group_refused(c) is False
+
+
+def test_a_model_blind_to_acl_actions_is_caught(secured: EmbeddedKafka, tmp_path: Path) -> None:
+    """The authorization search can fail: with a model that ignores ACL actions (its principal
+    never refused), the same search on the secured broker finds the first refusal a divergence."""
+    from kgc.conformance.brokers.session import description_of
+    from kgc.conformance.drivers.suite import run_suite
+    from kgc.engine.registry import build
+    from kgc.model.classic.group import ClassicGroupModel
+
+    class Blind(ClassicGroupModel):
+        def fault(self, state, *, action, node, at_ms):  # noqa: ANN001, ANN202
+            return [state]
+
+    def blind(record: dict[str, Any], group_id: str) -> ClassicGroupModel:
+        return Blind(build(record, group_id).config)
+
+    setup = secured.security_setup
+    assert setup is not None
+    result = run_suite(
+        bootstrap_servers=secured.bootstrap_servers,
+        description=description_of(secured),
+        profile="ci",
+        seed=3,
+        traces_dir=str(tmp_path / "traces"),
+        security=setup.client(secure.USER, "SCRAM-SHA-512"),
+        admin_security=secured.security,
+        model_factory=blind,
+        minimize_budget_s=None,
+    )
+    assert result.failure == "divergence", result.message[-2000:]
+    assert "AUTHORIZATION_FAILED" in result.message, result.message[-2000:]
