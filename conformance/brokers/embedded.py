@@ -62,7 +62,7 @@ from kgc.conformance.artifacts.releases import release_line
 from kgc.conformance.brokers import secure
 from kgc.conformance.errors import BrokerConfigError, BrokerStartError, PortInUse
 from kgc.conformance.wire import probe
-from kgc.conformance.wire.security import PLAINTEXT, ClientSecurity
+from kgc.conformance.wire.security import PLAINTEXT, ClientSecurity, SecurityError
 
 HOST = "127.0.0.1"
 IMPLEMENTATION = "apache-kafka"
@@ -554,6 +554,11 @@ class EmbeddedKafka:
                 self._launch_with_port_retries(t0 + timeout_s)
                 if warm_up:
                     self._warm_up(t0 + timeout_s)
+                if self._security is not None and self._mode == "zookeeper":
+                    secure.create_scram_users(
+                        self._security,
+                        ",".join(f"{HOST}:{self._nodes[i].port}" for i in self.node_ids),
+                    )
                 if self._security is not None:
                     secure.grant_user_acls(
                         self._security,
@@ -869,7 +874,7 @@ class EmbeddedKafka:
 
     def _node_props(self, node: _Node) -> dict[str, str]:
         props: dict[str, str] = {}
-        if self._security is not None:
+        if self._security is not None and self._mode == "kraft":
             listener = self._security.listener
             return (
                 {
@@ -902,6 +907,19 @@ class EmbeddedKafka:
             }
         else:
             assert self._zk is not None
+            if self._security is not None:
+                listener = self._security.listener
+                return (
+                    {
+                        "broker.id": str(node.node_id),
+                        "zookeeper.connect": f"{HOST}:{self._zk.port}",
+                        "listeners": f"{listener}://{HOST}:{node.port}",
+                        "advertised.listeners": f"{listener}://{HOST}:{node.port}",
+                        "log.dirs": str(node.dir / "data"),
+                    }
+                    | self._security.broker_props("zookeeper")
+                    | self._config
+                )
             props |= {
                 "broker.id": str(node.node_id),
                 "zookeeper.connect": f"{HOST}:{self._zk.port}",
@@ -1080,6 +1098,8 @@ class EmbeddedKafka:
                 waiting_for += f" (lists {sorted(listed)})"
             except probe.ProbeError:
                 pass
+            except SecurityError as exc:  # a cold JVM's first TLS handshakes can take seconds
+                waiting_for = f"ApiVersions over {self.security.protocol} (last: {exc})"
             if time.monotonic() > deadline:
                 raise self._timeout(node, waiting_for)
             time.sleep(0.1)
@@ -1087,7 +1107,7 @@ class EmbeddedKafka:
     def _wait_quorum(self, deadline: float) -> None:
         node = self._nodes[1]
         while True:
-            with contextlib.suppress(probe.ProbeError):
+            with contextlib.suppress(probe.ProbeError, SecurityError):
                 if probe.describe_quorum(HOST, node.port, 1.0, self.security).leader_id >= 0:
                     return
             if time.monotonic() > deadline:
@@ -1099,7 +1119,7 @@ class EmbeddedKafka:
         node = self._nodes[1]
         partitions = int(self._config["offsets.topic.num.partitions"])
         while True:
-            with contextlib.suppress(probe.ProbeError):
+            with contextlib.suppress(probe.ProbeError, SecurityError):
                 if probe.group_coordinators_loaded(HOST, node.port, partitions, 2.0, self.security):
                     self.warm_up_s = time.monotonic() - t0
                     return

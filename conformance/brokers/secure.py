@@ -62,11 +62,17 @@ def check_kind(kind: str, version: str, mode: str) -> str:
     if kind not in KINDS:
         raise BrokerConfigError(f"unknown --security {kind!r}; use one of {', '.join(KINDS)}")
     major, minor = (int(x) for x in version.split(".")[:2])
-    if mode != "kraft" or (major, minor) < (3, 5):
+    if mode == "kraft" and (major, minor) < (3, 5):
         raise BrokerConfigError(
-            f"kgc starts secured brokers in KRaft mode from Kafka 3.5 (SCRAM users are written "
-            f"at format time, KIP-900); Kafka {version} in {mode} mode is not one: use "
-            "--kafka-version 3.9.2 or 4.x"
+            f"kgc starts secured KRaft brokers from Kafka 3.5 (SCRAM users are written at format "
+            f"time, KIP-900); Kafka {version} is older: use --kafka-version 3.9.2 or 4.x, or "
+            "--mode zookeeper"
+        )
+    if mode == "zookeeper" and (major, minor) < (2, 7):
+        raise BrokerConfigError(
+            f"kgc starts secured ZooKeeper-mode brokers from Kafka 2.7 (SCRAM users are made "
+            f"with AlterUserScramCredentials, KIP-554); Kafka {version} is older: use "
+            "--kafka-version 2.7.2 or later"
         )
     return kind
 
@@ -78,6 +84,7 @@ class SecuritySetup:
     kind: str
     dir: Path
     passwords: dict[str, str]
+    store_password: str = ""  # of the broker's PKCS12 keystore
 
     @classmethod
     def create(cls, kind: str, directory: Path) -> SecuritySetup:
@@ -86,9 +93,10 @@ class SecuritySetup:
             kind=kind,
             dir=directory,
             passwords={ADMIN: secrets.token_hex(12), USER: secrets.token_hex(12)},
+            store_password=secrets.token_hex(12),
         )
         if kind in ("sasl_ssl", "ssl"):
-            _write_pki(directory)
+            _write_pki(directory, setup.store_password)
         for who in (ADMIN, USER):
             path = setup.properties_path(who)
             path.write_text(setup._client_properties(who), encoding="utf-8")
@@ -117,8 +125,10 @@ class SecuritySetup:
     def principal(self, who: str) -> str:
         return f"User:CN={who}" if self.kind == "ssl" else f"User:{who}"
 
-    def broker_props(self) -> dict[str, str]:
-        """Everything but ``listeners`` and ``advertised.listeners``, which the launcher sets."""
+    def broker_props(self, mode: str = "kraft") -> dict[str, str]:
+        """Everything but ``listeners`` and ``advertised.listeners``, which the launcher sets.
+        ZooKeeper mode has no controller listener and runs ``AclAuthorizer`` (ACLs in
+        ZooKeeper) instead of ``StandardAuthorizer``."""
         plain_users = " ".join(f'user_{who}="{pw}"' for who, pw in self.passwords.items())
         admin_pw = self.passwords[ADMIN]
         plain_jaas = (
@@ -137,6 +147,11 @@ class SecuritySetup:
             "super.users": ";".join(supers),
             "allow.everyone.if.no.acl.found": "false",
         }
+        if mode == "zookeeper":
+            for key in [k for k in props if "controller" in k]:
+                del props[key]
+            props["listener.security.protocol.map"] = f"{self.listener}:{self.protocol}"
+            props["authorizer.class.name"] = "kafka.security.authorizer.AclAuthorizer"
         name = self.listener.lower()
         scram_jaas = f"{_SCRAM_MODULE} required;"
         if self.sasl:
@@ -152,8 +167,12 @@ class SecuritySetup:
             }
         if self.tls:
             props |= {
-                "ssl.keystore.type": "PEM",
-                "ssl.keystore.location": str(self.dir / "broker.pem"),
+                # PKCS12: 2.7 - 3.x refuse a PEM keystore without a key password
+                # (``DefaultSslEngineFactory.createKeystore``), and Java reads every PKCS12
+                "ssl.keystore.type": "PKCS12",
+                "ssl.keystore.location": str(self.dir / "broker.p12"),
+                "ssl.keystore.password": self.store_password,
+                "ssl.key.password": self.store_password,
                 "ssl.truststore.type": "PEM",
                 "ssl.truststore.location": str(self.dir / "ca.pem"),
                 "ssl.client.auth": "required" if self.kind == "ssl" else "none",
@@ -231,6 +250,52 @@ class SecuritySetup:
         }
 
 
+def create_scram_users(setup: SecuritySetup, bootstrap_servers: str, timeout_s: float = 30) -> None:
+    """ZooKeeper mode: every principal's SCRAM credentials, made as ``kgc-admin`` (PLAIN) with
+    AlterUserScramCredentials (KIP-554: the client salts; RFC 5802's ``Hi``), then waited for
+    until ``kgc-user`` logs in with SCRAM-SHA-512 (brokers learn them from ZooKeeper)."""
+    import hashlib
+    import time
+
+    from kafka.protocol.admin.users import AlterUserScramCredentialsRequest
+    from kgc.conformance.wire.client import Cluster
+    from kgc.conformance.wire.security import SecurityError, open_socket
+
+    if not setup.sasl:
+        return
+    upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
+    upserts = []
+    for who, pw in setup.passwords.items():
+        for code, mechanism in ((1, "sha256"), (2, "sha512")):
+            salt = secrets.token_bytes(16)
+            salted = hashlib.pbkdf2_hmac(mechanism, pw.encode(), salt, 4096)
+            upserts.append(
+                upsertion(
+                    name=who, mechanism=code, iterations=4096, salt=salt, salted_password=salted
+                )
+            )
+    with Cluster(bootstrap_servers, client_id="kgc-scram", security=setup.client(ADMIN)) as c:
+        conn = c.connection(min(c.brokers))
+        resp = conn.request(AlterUserScramCredentialsRequest(deletions=[], upsertions=upserts))
+    failed = [r for r in resp.results if r.error_code != 0]
+    if failed:
+        raise BrokerConfigError(
+            f"the broker refused SCRAM credentials for {failed[0].user}: error "
+            f"{failed[0].error_code} {failed[0].error_message or ''}".strip()
+        )
+    user = setup.client(USER, "SCRAM-SHA-512")
+    host, port = bootstrap_servers.split(",")[0].rsplit(":", 1)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            open_socket(host, int(port), 5.0, user).close()
+            return
+        except SecurityError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def grant_user_acls(setup: SecuritySetup, bootstrap_servers: str) -> None:
     """Create ``kgc-user``'s prefixed ACLs, as ``kgc-admin``; raises BrokerConfigError if the
     broker refuses any."""
@@ -250,7 +315,7 @@ def grant_user_acls(setup: SecuritySetup, bootstrap_servers: str) -> None:
         )
 
 
-def _write_pki(directory: Path) -> None:
+def _write_pki(directory: Path, store_password: str = "") -> None:
     """A CA, the broker's certificate and one client certificate per principal, PEM, valid for
     a week (PKCS#8 keys, unencrypted: files are private to the work directory)."""
     try:
@@ -327,5 +392,22 @@ def _write_pki(directory: Path) -> None:
         path.chmod(0o600)
 
     issue(BROKER_CN, "broker.pem", server=True)
+    if store_password:
+        from cryptography.hazmat.primitives.serialization import pkcs12
+
+        broker_pem = (directory / "broker.pem").read_bytes()
+        key = serialization.load_pem_private_key(broker_pem, password=None)
+        chain = x509.load_pem_x509_certificates(broker_pem)
+        store = directory / "broker.p12"
+        store.write_bytes(
+            pkcs12.serialize_key_and_certificates(
+                b"kafka",
+                key,  # type: ignore[arg-type]
+                chain[0],
+                chain[1:],
+                serialization.BestAvailableEncryption(store_password.encode()),
+            )
+        )
+        store.chmod(0o600)
     for who in (ADMIN, USER):
         issue(who, f"{who}.pem", server=False)
