@@ -564,24 +564,15 @@ def input_versions(target: Mapping[str, Any] | None = None) -> dict[str, tuple[i
     return out
 
 
-# The search does not draw the empty group id yet (``model/classic/empty_group.py``): sent as
-# misuses it reached every such cell on 4.3.1 and 3.9.2 with 0 divergences, but moved the seeded
-# quality search (``tests/quality``, seed 1) off the planted ``pending-join-not-alive`` in two
-# runs of two. Until that is mended its cells are shown by ``tests/differential/
-# test_empty_group_differential.py`` and the release-line case, not counted.
-EMPTY_GROUP_DRAWN = False
-EMPTY_GROUP_NOT_DRAWN = (
-    "the search does not draw the empty group id yet: tests/differential/"
-    "test_empty_group_differential.py sends every version (engine/coverage.py EMPTY_GROUP_DRAWN)"
-)
-
-
 def input_excluded(
-    versions: Mapping[str, Sequence[int]], profile: Any = None
+    versions: Mapping[str, Sequence[int]],
+    profile: Any = None,
+    steers: Sequence[str] = (),
 ) -> dict[InputCell, str]:
     """Cells of the sent ``versions`` × each request's classes no run can reach, with why: a
     version without the class's field, a class only a JoinGroup version not sent gives, or one
-    the search does not send (to the line of ``profile``, a ``Profile``; None: any line)."""
+    the search does not send to the line of ``profile`` (a ``Profile``; None: any line) or to an
+    implementation with ``steers`` (``implementation_steers``)."""
     from kgc.model.classic.inputs import (
         CLASS_SINCE,
         EMPTY_GROUP,
@@ -597,8 +588,11 @@ def input_excluded(
         for v in sent:
             for cls in INPUT_CLASSES.get(api, ()):
                 since = CLASS_SINCE.get((api, cls))
-                if cls == EMPTY_GROUP and not EMPTY_GROUP_DRAWN:
-                    out[(api, v, cls)] = EMPTY_GROUP_NOT_DRAWN
+                if cls == EMPTY_GROUP and "group_id_never_empty" in steers:
+                    out[(api, v, cls)] = (
+                        "steered around: this implementation takes the group id '' for a group "
+                        "of its own (conformance/brokers/implementations.py STEERS)"
+                    )
                 elif cls == EMPTY_GROUP and api != "JoinGroup" and looks_up:
                     out[(api, v, cls)] = (
                         "this line looks the group '' up (model/classic/empty_group.py rule 3): "
@@ -618,12 +612,21 @@ def input_excluded(
     return out
 
 
+def excluded_for(target: Mapping[str, Any] | None) -> dict[InputCell, str]:
+    """:func:`input_excluded` for a run against ``target``: its versions, its line's profile and
+    its implementation's steers (``implementation_steers``); None: any line, no steer."""
+    if target is None:
+        return input_excluded(input_versions(None))
+    steers = tuple(target.get("implementation_steers") or ())
+    return input_excluded(input_versions(target), profile_of(target), steers)
+
+
 def input_universe(target: Mapping[str, Any] | None = None) -> list[InputCell]:
     """The input cells a run against ``target`` counts (module section above)."""
     from kgc.model.classic.inputs import INPUT_CLASSES
 
     versions = input_versions(target)
-    gone = input_excluded(versions, None if target is None else profile_of(target))
+    gone = excluded_for(target)
     return [
         (api, v, cls)
         for api, sent in versions.items()
@@ -680,7 +683,5 @@ def summarise_inputs(
             for c in counts
             if c not in counted and c[0] in DEFAULT_REQUESTS and c[0] in known_types
         ),
-        "excluded": len(
-            input_excluded(input_versions(target), None if target is None else profile_of(target))
-        ),
+        "excluded": len(excluded_for(target)),
     }

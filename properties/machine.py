@@ -176,11 +176,21 @@ def join_names_a_protocol(command: JoinGroup) -> JoinGroup:
     return command
 
 
+def group_id_never_empty(command: JoinGroup) -> JoinGroup:
+    """The steer ``group_id_never_empty``: the search sends no request naming the group id ""
+    (the ``empty-group-*`` misuses, ``GroupMachine._empty_group_command``) to an implementation
+    that takes it for a group of its own, which the model, holding the run's group alone, cannot
+    judge past."""
+    return command
+
+
 # Steers (``SuiteContext.steers``): what a search never sends to an implementation whose process
-# the request would kill, each a function of the command the search would send.
+# the request would kill, or whose answer leaves the run's group for another the model does not
+# hold; each a function of the command the search would send.
 STEERS: dict[str, Callable[[JoinGroup], JoinGroup]] = {
     "first_protocols_agree": first_protocols_agree,
     "join_names_a_protocol": join_names_a_protocol,
+    "group_id_never_empty": group_id_never_empty,
 }
 
 
@@ -314,7 +324,9 @@ MISUSES = (
     "join-oversized-member-id",
     "commit-oversized-metadata",
     "commit-future-generation",
-    "join-unreadable-subscription",  # last: the kinds before it keep the draws they had
+    "join-unreadable-subscription",  # after the others: the kinds before it keep their draws
+    # a group request naming the group id "" (``model/classic/empty_group.py``), last likewise
+    *(f"empty-group-{api}" for api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup")),
 )
 OVERSIZED_METADATA = 4097
 # Subscriptions a coordinator cannot read, each failing its own way (``model/classic/subscription
@@ -365,6 +377,17 @@ def line_versions(
         kept = tuple(v for v in versions if r.min_version <= v <= r.max_version)
         out[api] = kept or (r.max_version,)
     return out
+
+
+def _looks_up_empty_group(model: Model[Any]) -> bool:
+    """Whether the ``model``'s release line looks the group "" up for a SyncGroup, Heartbeat or
+    LeaveGroup (``Profile.empty_group_id_checked_by_join_only``; a migration model's classic
+    part's line)."""
+    config = getattr(model, "config", None)
+    profile = getattr(config, "profile", None)
+    if profile is None:
+        profile = getattr(getattr(config, "classic", None), "profile", None)
+    return bool(getattr(profile, "empty_group_id_checked_by_join_only", False))
 
 
 def assignment_for(members: tuple[str, ...], topic: str) -> tuple[Assignment, ...]:
@@ -1201,6 +1224,8 @@ class GroupMachine(EngineMachine):
     def _misuse_command(self, client: str, vi: int, kind: str) -> Request | None:
         v = self.views[client]
         ctx = self.context
+        if kind.startswith("empty-group-"):
+            return self._empty_group_command(client, vi, kind.removeprefix("empty-group-"))
         if kind.startswith("sync-"):
             version = ctx.version_from("SyncGroup", SYNC_PROTOCOL_SINCE, vi)
             if version is None:  # the broker's release has no SyncGroup v5
@@ -1267,6 +1292,29 @@ class GroupMachine(EngineMachine):
         versions the run sends, for the input cells ``_aim`` steers to."""
         most = max((len(v) for v in self.context.versions.values()), default=1)
         return [c for k in range(1, most) for c in self._candidates(vi + k)]
+
+    def _empty_group_command(self, client: str, vi: int, api: str) -> Request | None:
+        """The client's own ``api`` request, sent with the group id "" (at every version the
+        target speaks). Only JoinGroup goes to a line whose other requests would look the group
+        "" up (``empty_group.py`` rule 3): not a group the suite may touch."""
+        if "group_id_never_empty" in self.context.steers:
+            return None  # the steer: this implementation takes "" for a group of its own
+        if api != "JoinGroup" and _looks_up_empty_group(self.engine.model):
+            return None
+        v = self.views[client]
+        version = self.context.version(api, vi)
+        command: Request | None
+        if api == "JoinGroup":
+            command = v.join_group(version=version, member_id=v.member_id)
+            for steer in sorted(self.context.steers):
+                command = STEERS[steer](command)
+        elif api == "SyncGroup":
+            command = v.sync_group(version=version)
+        elif api == "Heartbeat":
+            command = v.heartbeat(version=version)
+        else:
+            command = v.leave_group(version=version)
+        return None if command is None else dataclasses.replace(command, empty_group_id=True)
 
     def _candidates(self, vi: int) -> list[tuple[Aimed, Callable[[], object]]]:
         out: list[tuple[Aimed, Callable[[], object]]] = []

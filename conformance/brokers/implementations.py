@@ -131,7 +131,8 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "for a group it does not have: `14_sync_group.go` l.26-29, `12_heartbeat.go` and "
             '`13_leave_group.go` then answer GROUP_ID_NOT_FOUND for "" as for any missing group '
             "(with `unknown_group_not_found`); JoinGroup makes the group first and is refused. "
-            "As Kafka 1.x (`model/classic/empty_group.py` rule 3)",
+            "As Kafka 1.x (`model/classic/empty_group.py` rule 3), and so the search sends kfake "
+            'only JoinGroup naming ""',
             proofs=("traces/known/kfake/syncgroup-empty-group-id-group-id-not-found.json",),
         ),
         Switch(
@@ -384,8 +385,9 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Steer:
-    """A deviation that kills the implementation's process: no switch can judge what comes
-    after it, so the search steers around it for this implementation (``name``: a steer the
+    """A deviation that kills the implementation's process, or that takes a request out of the
+    run's group into one the model does not hold: no switch can judge what comes after it, so
+    the search steers around it for this implementation (``name``: a steer the
     machine knows, ``properties/machine.py`` ``STEERS``), and the deviation stays a baseline
     (``proof``, a trace in ``traces/known/``). ``source`` cites its code at the pinned version."""
 
@@ -396,6 +398,19 @@ class Steer:
 
 # Each launched implementation's steers (``Steer``): what its searches never send.
 STEERS: dict[str, tuple[Steer, ...]] = {
+    TANSU: (
+        Steer(
+            name="group_id_never_empty",
+            source="tansu-broker/src/coordinator/group/administrator.rs at " + TANSU_TAG + ": no "
+            "request path checks the group id (INVALID_GROUP_ID appears nowhere in tansu-broker); "
+            '`Controller::join` (l.700-760) takes "" as the name of a group of its own, made '
+            "on first use, and answers a new member's JoinGroup as for any group. Kafka refuses "
+            '"" in every membership request (`GroupCoordinatorService.joinGroup`: '
+            "`isGroupIdNotEmpty`). The model holds the run's group alone, so searches on tansu "
+            'send no request naming "" (the `empty-group-*` misuses)',
+            proof="traces/known/tansu/joingroup-empty-group-id-accepted.json",
+        ),
+    ),
     RDKAFKA_MOCK: (
         Steer(
             name="first_protocols_agree",
@@ -407,6 +422,17 @@ STEERS: dict[str, tuple[Steer, ...]] = {
             "JoinGroup of a search on the mock names `range` first (added when the list lacks "
             "it), so no join phase mixes first protocols",
             proof="traces/known/librdkafka-mock/joingroup-first-protocols-differ-abort.json",
+        ),
+        Steer(
+            name="group_id_never_empty",
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_JoinGroup` (l.1578-1686): the group id is read (l.1594) and "
+            '`rd_kafka_mock_cgrp_classic_get` (l.1645) finds or makes a group of that name, "" '
+            "as any other; no handler checks it (INVALID_GROUP_ID appears nowhere in the mock). "
+            'Kafka refuses "" in every membership request (`GroupCoordinatorService.'
+            "joinGroup`: `isGroupIdNotEmpty`). The model holds the run's group alone, so "
+            'searches on the mock send no request naming "" (the `empty-group-*` misuses)',
+            proof="traces/known/librdkafka-mock/joingroup-empty-group-id-accepted.json",
         ),
     ),
     KFAKE: (

@@ -32,12 +32,10 @@ from kgc.engine.coverage import (
     InputCell,
     cells_of,
     excluded,
+    excluded_for,
     input_cells_of,
-    input_excluded,
     input_universe,
-    input_versions,
     inputs_reached,
-    profile_of,
     reached,
     universe,
     unreachable_on,
@@ -144,7 +142,7 @@ def check(traces: Sequence[tuple[str, Trace]]) -> Report:
         if here:  # a trace recorded before input cells were counted counts none
             sent |= here
             inputs_counted = (inputs_counted or set()) | set(input_universe(target))
-            inputs_gone |= set(input_excluded(input_versions(target), profile_of(target)))
+            inputs_gone |= set(excluded_for(target))
     return Report(
         traces=len(traces),
         witnessed=frozenset(witnessed & set(universe())),

@@ -26,14 +26,11 @@ Rules:
    ``handleSyncGroup``, ``handleHeartbeat`` and ``handleLeaveGroup`` do not): the other three look
    the group ``""`` up, and one that does not exist answers as a missing group does
    (``UNKNOWN_MEMBER_ID``; ``GROUP_ID_NOT_FOUND`` with ``Profile.unknown_group_not_found``, as
-   kfake, which checks the id only in JoinGroup too). Those three would read a group without
-   the suite's prefix: no search may send them to such a line. The switch is shown on the 1.1.1
-   and 2.4.1 brokers by ``tests/lines/test_release_line_switches.py``, where no group ``""``
-   exists.
-
-The search does not draw the empty group id yet (``engine/coverage.py`` ``EMPTY_GROUP_DRAWN``):
-``tests/differential/test_empty_group_differential.py`` sends every version of the four requests
-to 4.3.1 and 3.9.2, and replays show it to the implementations (``traces/known/``).
+   kfake, which checks the id only in JoinGroup too). The search does not send those three to
+   such a line (they would read a group without the suite's prefix: ``properties/machine.py``,
+   the ``empty-group-*`` misuses, ``GroupMachine._empty_group_command``); the switch is shown on
+   the 1.1.1 and 2.4.1 brokers by ``tests/lines/test_release_line_switches.py``, where no group
+   ``""`` exists.
 """
 
 from __future__ import annotations

@@ -191,9 +191,10 @@ def test_a_broker_kgc_did_not_launch_is_judged_by_the_profile_it_is_given() -> N
 
 
 def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> None:
-    """A deviation that kills the process is steered around (``implementations.STEERS``): each
-    names a steer of the machine, cites the pinned source and keeps its baseline; a launched
-    implementation's searches get it, and a profile given by name carries it too."""
+    """A deviation that kills the process, or leaves the run's group, is steered around
+    (``implementations.STEERS``): each names a steer of the machine, cites the pinned source and
+    keeps its baseline; a launched implementation's searches get it, and a profile given by name
+    carries it too."""
     from kgc.conformance.brokers.implementations import RDKAFKA_COMMIT, STEERS, judged_by
     from kgc.model.commands import JoinGroup, Protocol
     from kgc.properties.machine import STEERS as MACHINE_STEERS
@@ -205,12 +206,15 @@ def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> N
             assert steer.name in MACHINE_STEERS and (ROOT / steer.proof).is_file()
             assert Path(steer.proof).parent.name == impl
             assert impl != "librdkafka-mock" or RDKAFKA_COMMIT in steer.source
-    assert judged_by({}, "librdkafka-mock")["implementation_steers"] == ["first_protocols_agree"]
+    assert judged_by({}, "librdkafka-mock")["implementation_steers"] == [
+        "first_protocols_agree",
+        "group_id_never_empty",
+    ]
     assert judged_by({}, "none")["implementation_steers"] == []
     from kgc.cli_check import _rules_line
 
     mock = judged_by({"model_profile": "kafka-3.7"}, "librdkafka-mock")
-    assert "; steered around: first_protocols_agree)" in _rules_line(mock)
+    assert "; steered around: first_protocols_agree, group_id_never_empty)" in _rules_line(mock)
 
     def join(*names: str) -> JoinGroup:
         protocols = tuple(Protocol(name=n, metadata=f"m-{n}") for n in names)
