@@ -8,4 +8,6 @@
   container (testcontainers).
 * ``runstate.py``        — detached brokers ``kgc broker start`` left running: find, inspect, stop.
 * ``session.py``         — open the broker a front end asked for, and describe it for a manifest.
+* ``secure.py``          — secured embedded brokers: a CA, SCRAM users, the standard authorizer, a
+  super user and a limited principal, and their ``client.properties``.
 """

@@ -13,4 +13,8 @@
 * ``brokerconfig.py``  — the facts the model needs, read off the broker (group settings, version).
 * ``probe.py``         — small blocking probes: ApiVersions, Metadata, DescribeQuorum, coordinators.
 * ``broker_target.py`` — a real broker as the engine's ``Target``.
+* ``security.py``      — client security from ``client.properties``: TLS, SASL (PLAIN, SCRAM,
+  OAUTHBEARER), one-line errors for settings and credentials that cannot work.
+* ``acls.py``          — the search's ACL actions on its principal, as a secured broker's super
+  user.
 """

@@ -13,6 +13,8 @@ nondeterministic state machine. Kafka's counterpart is ``group-coordinator``'s `
 * ``describe.py``      — DescribeGroups and FindCoordinator as seen from one group.
 * ``list_groups.py``   — ListGroups: whether, and how, the coordinator lists the group.
 * ``delete.py``        — DeleteGroups and OffsetDelete: deleting the group or some of its offsets.
+* ``authorization.py`` — what the authorizer refuses a principal an operator denied one operation,
+  before the group sees the request (ACL actions).
 * ``empty_group.py``   — a membership request naming the group id ``""``: refused before any
   group is read.
 * ``subscription.py``  — how the coordinator reads a consumer member's subscription, per line

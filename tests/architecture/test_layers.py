@@ -6,7 +6,8 @@ model  <-  engine  <-  properties  <-  conformance  <-  kgc (cli, pytest plugin,
   I/O module, nothing third-party loaded at run time — is ``tests/model/test_model_purity.py``).
 * ``engine/`` may use the model; never Hypothesis, Z3 or a broker client.
 * ``properties/`` may use the model, the engine, Hypothesis and Z3; never a broker client.
-* ``conformance/`` may use everything below it and kafka-python; never the front ends.
+* ``conformance/`` may use everything below it and kafka-python (and the optional clients and
+  tools of its extras: kazoo, testcontainers, confluent-kafka, cryptography); never the front ends.
 The test reads every module's imports with ``ast`` (function-level imports included), so an
 import hidden inside a function is caught too.
 """
@@ -47,7 +48,15 @@ IMPURE_STDLIB = {
 }
 THIRD_PARTY_ALLOWED = {
     "properties": {"hypothesis", "z3"},
-    "conformance": {"hypothesis", "z3", "kafka", "kazoo", "testcontainers", "confluent_kafka"},
+    "conformance": {
+        "hypothesis",
+        "z3",
+        "kafka",
+        "kazoo",
+        "testcontainers",
+        "confluent_kafka",
+        "cryptography",  # the ``security`` extra: certificates, PKCS12 stores
+    },
 }
 
 

@@ -17,6 +17,8 @@ secure.py``). On it:
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -76,6 +78,16 @@ def _as(secured: EmbeddedKafka, who: str, mechanism: str) -> ClientSecurity:
                 "ssl.truststore.type": "PEM",
             }
         )
+    if mechanism == "OAUTHBEARER-token":  # a static token given as is (an unsecured JWS here)
+        claims = base64.urlsafe_b64encode(json.dumps({"sub": who}).encode()).rstrip(b"=")
+        return from_properties(
+            {
+                "security.protocol": "SASL_SSL",
+                "sasl.mechanism": "OAUTHBEARER",
+                "sasl.oauthbearer.token": f"eyJhbGciOiJub25lIn0.{claims.decode()}.",
+                "ssl.truststore.location": str(setup.dir / "ca.pem"),
+            }
+        )
     base = setup.client(who, mechanism)
     assert base.mechanism == mechanism
     return base
@@ -87,7 +99,9 @@ def _group_error(cluster: Cluster, group: str) -> int:
     return int(cluster._request(conn, handle).groups[0].error_code)
 
 
-@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"])
+@pytest.mark.parametrize(
+    "mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "OAUTHBEARER-token"]
+)
 def test_each_mechanism_authenticates_as_the_principal_it_names(
     secured: EmbeddedKafka, mechanism: str
 ) -> None:
