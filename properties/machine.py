@@ -507,6 +507,12 @@ class EngineMachine(RuleBasedStateMachine):
                     f"the broker closed the connection on {sent.type} from {sent.client} "
                     f"({response.reason})"
                 )
+        self._judge(result)
+        return result
+
+    def _judge(self, result: StepResult) -> None:
+        """What the answers ``result`` brought teach their clients (and the invariants on
+        them), and whether the example stops: a divergence, or a known Kafka bug."""
         try:
             for rid, response in result.received:
                 self._learn(self.engine.requests[rid], response)
@@ -518,7 +524,6 @@ class EngineMachine(RuleBasedStateMachine):
             # only a known Kafka bug explains the broker now (``model/known_bugs.py``): nothing
             # after it can be judged, so the example stops here, counted but not a failure
             self.failed_check = KNOWN_BUG
-        return result
 
     def _learn(self, request: Any, response: Response) -> None:
         """What ``request``'s client learns from ``response`` (and invariants on the target's own
@@ -1903,13 +1908,7 @@ class AuthorizingGroupMachine(GroupMachine):
             if self.context.connection_failure is None:
                 self.context.connection_failure = self.failure_message
             return
-        try:
-            for rid, response in result.received:
-                self._learn(self.engine.requests[rid], response)
-        except InvariantError as exc:
-            self.failure_message = str(exc)
-        if result.divergence is not None and self.failed_check is None:
-            self.failed_check = "divergence"
+        self._judge(result)
 
 
 OPT_IN_MACHINES: tuple[tuple[frozenset[str], type[GroupMachine]], ...] = (

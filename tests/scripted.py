@@ -88,23 +88,54 @@ def classic_run(
     topics: tuple[str, ...] = ("topic",),
     partitions: int = TOPIC_PARTITIONS,
     client_id: str = "kgc-test",
+    security: Any = None,
+    admin: Any = None,
 ) -> tuple[Engine, Trace, list[Any]]:
     """Run ``history`` (given its :class:`Classic`) on a fresh ``prefix…`` group of ``broker``
     with the classic model checking every answer; return the engine, the trace (for ``render``
-    in a failing assertion) and the broker's answers in order."""
-    cluster = Cluster(broker.bootstrap_servers, client_id=client_id)
-    description = {**description_of(broker), **facts(cluster)}
+    in a failing assertion) and the broker's answers in order. ``security``: the run's principal
+    (``ClientSecurity``); with ``admin`` (a secured broker's super user) the settings are read as
+    it and the history's ACL actions (``FaultStep``) are carried out as it
+    (``conformance/wire/acls.py``) on the first topic."""
+    cluster = Cluster(broker.bootstrap_servers, client_id=client_id, security=security)
+    if admin is None:
+        description = {**description_of(broker), **facts(cluster)}
+    else:
+        with Cluster(broker.bootstrap_servers, security=admin) as reader:
+            description = {**description_of(broker), **facts(reader)}
+        description["authorization"] = {
+            "principal": security.principal,
+            "foreign_group_refused": True,
+            "acl_actions": True,
+        }
     group_id = f"{prefix}{secrets.token_hex(4)}"
     names = tuple(f"{group_id}-{t}" for t in topics)
     for name in names:
         cluster.create_topic(name, partitions=partitions)
+    if admin is not None:
+        from kgc.conformance.wire.acls import AclAdmin
+
+        cluster.acl_admin = AclAdmin(
+            broker.bootstrap_servers,
+            admin=admin,
+            principal=security.principal,
+            topic=names[0],
+            poller=cluster.poller,
+        )
     config = description.get("group_config") or {}
     delay_ms = int(config.get("group.initial.rebalance.delay.ms", 0))
     record = model_manifest(description)
     target = BrokerTarget(cluster, group_id, description=description)
     engine = Engine(target, build(record, group_id))
+
+    def act(action: str, node: int) -> None:
+        target.alter_acl(action)
+
     try:
-        engine.run(history(Classic(group_id, names, delay_ms, record)))
+        engine.run(
+            history(Classic(group_id, names, delay_ms, record)),
+            faults=act if admin is not None else None,
+        )
     finally:
         target.close()
         cluster.close()

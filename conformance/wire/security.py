@@ -29,6 +29,7 @@ plaintext client on a TLS port) and the setting that fixes it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -559,7 +560,15 @@ def authenticate(sock: socket.socket, host: str, port: int, security: ClientSecu
     elif mechanism in _SCRAM_HASH:
         _scram(step, mechanism, security, where)
     elif mechanism == "OAUTHBEARER":
-        step(f"n,,\x01auth=Bearer {security.token}\x01\x01".encode())
+        challenge = step(f"n,,\x01auth=Bearer {security.token}\x01\x01".encode())
+        if challenge:  # RFC 7628 3.2.2: an error; the client answers %x01 and the server fails
+            said = challenge.decode("utf-8", "replace")
+            with contextlib.suppress(SecurityError):
+                step(b"\x01")
+            raise SecurityError(
+                f"{where} refused {who}'s OAUTHBEARER token ({said}); check "
+                "sasl.oauthbearer.token or the JAAS claims"
+            )
     else:  # pragma: no cover - from_properties admits only MECHANISMS
         raise SecurityError(f"kgc cannot speak SASL {mechanism}")
 

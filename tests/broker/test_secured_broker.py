@@ -21,6 +21,7 @@ import base64
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from kgc.conformance.brokers.embedded import EmbeddedKafka
 from kgc.conformance.wire.brokerconfig import facts
 from kgc.conformance.wire.client import Cluster, describe_groups
 from kgc.conformance.wire.security import ClientSecurity, SecurityError, from_properties
+
+from tests.scripted import Classic, classic_run
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -79,7 +82,9 @@ def _as(secured: EmbeddedKafka, who: str, mechanism: str) -> ClientSecurity:
             }
         )
     if mechanism == "OAUTHBEARER-token":  # a static token given as is (an unsecured JWS here)
-        claims = base64.urlsafe_b64encode(json.dumps({"sub": who}).encode()).rstrip(b"=")
+        now = int(time.time())
+        body = {"sub": who, "iat": now, "exp": now + 3600}
+        claims = base64.urlsafe_b64encode(json.dumps(body).encode()).rstrip(b"=")
         return from_properties(
             {
                 "security.protocol": "SASL_SSL",
@@ -209,6 +214,19 @@ def test_a_refused_login_is_a_security_error_not_unreachable(secured: EmbeddedKa
     )
     with pytest.raises(SecurityError, match="refused User:kgc-user with SASL PLAIN"):
         Cluster(secured.bootstrap_servers, security=wrong)
+    # a token the broker's validator refuses (no ``exp`` claim): RFC 7628's error challenge is
+    # answered and named, not left for the next request to trip over
+    claims = base64.urlsafe_b64encode(json.dumps({"sub": "kgc-user"}).encode()).rstrip(b"=")
+    no_expiry = from_properties(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.oauthbearer.token": f"eyJhbGciOiJub25lIn0.{claims.decode()}.",
+            "ssl.truststore.certificates": wrong.ca_pem or "",
+        }
+    )
+    with pytest.raises(SecurityError, match="refused User:kgc-user's OAUTHBEARER token"):
+        Cluster(secured.bootstrap_servers, security=no_expiry)
 
 
 def test_kgc_check_runs_as_the_limited_principal(secured: EmbeddedKafka, tmp_path: Path) -> None:
@@ -362,63 +380,6 @@ def test_a_detached_secured_broker_is_checked_with_its_client_properties(
         assert stop.returncode == 0, stop.stderr
 
 
-def _authorized_run(secured: EmbeddedKafka, history: Any) -> tuple[Any, Any, list[Any]]:
-    """Run ``history(group_id, topic)`` (commands and ACL actions) on a fresh group of the
-    secured broker as ``kgc-user``, the classic model checking every answer; ACL actions are
-    carried out as ``kgc-admin`` (``conformance/wire/acls.py``)."""
-    import secrets
-
-    from kgc.conformance.brokers.session import description_of
-    from kgc.conformance.wire.acls import AclAdmin
-    from kgc.conformance.wire.broker_target import BrokerTarget
-    from kgc.engine.loop import Engine
-    from kgc.engine.registry import build, model_manifest
-    from kgc.engine.traces import Trace, result_of
-    from kgc.model.history import Receive
-
-    setup = secured.security_setup
-    assert setup is not None
-    user = setup.client(secure.USER, "SCRAM-SHA-512")
-    with Cluster(secured.bootstrap_servers, security=secured.security) as admin:
-        description = {**description_of(secured), **facts(admin)}
-    description["authorization"] = {
-        "principal": user.principal,
-        "foreign_group_refused": True,
-        "acl_actions": True,
-    }
-    cluster = Cluster(secured.bootstrap_servers, client_id="kgc-test", security=user)
-    group_id = f"kgc-authz-{secrets.token_hex(4)}"
-    topic = f"{group_id}-topic"
-    cluster.create_topic(topic, partitions=3)
-    cluster.acl_admin = AclAdmin(
-        secured.bootstrap_servers,
-        admin=secured.security,
-        principal=user.principal,
-        topic=topic,
-        poller=cluster.poller,
-    )
-    record = model_manifest(description)
-    target = BrokerTarget(cluster, group_id, description=description)
-    engine = Engine(target, build(record, group_id))
-
-    def act(action: str, node: int) -> None:
-        target.alter_acl(action)
-
-    try:
-        engine.run(history(group_id, topic), faults=act)
-    finally:
-        target.close()
-        cluster.close()
-    trace = Trace(
-        manifest={"target": description, "group_id": group_id},
-        events=engine.events,
-        extras=engine.extras,
-        result=result_of(engine),
-    )
-    answers = [e.response for e in engine.events if isinstance(e, Receive)]
-    return engine, trace, answers
-
-
 def test_deletions_listings_transactions_and_the_empty_group_id_under_acls(
     secured: EmbeddedKafka,
 ) -> None:
@@ -446,7 +407,8 @@ def test_deletions_listings_transactions_and_the_empty_group_id_under_acls(
         TxnOffsetCommit,
     )
 
-    def history(group_id: str, topic: str) -> list[Any]:
+    def history(run: Classic) -> list[Any]:
+        topic = run.topic
         join = JoinGroup(
             client="c1",
             member_id="",
@@ -490,7 +452,15 @@ def test_deletions_listings_transactions_and_the_empty_group_id_under_acls(
             EndTxn(**txn, committed=False, version=3),
         ]
 
-    engine, trace, answers = _authorized_run(secured, history)
+    setup = secured.security_setup
+    assert setup is not None
+    engine, trace, answers = classic_run(
+        secured,
+        "kgc-authz-",
+        history,
+        security=setup.client(secure.USER, "SCRAM-SHA-512"),
+        admin=secured.security,
+    )
     assert engine.divergence is None, render(trace)
     errors = [(type(a).__name__, error_of(a)) for a in answers]
     assert errors[0] == ("JoinGroupResponse", "GROUP_AUTHORIZATION_FAILED"), errors
