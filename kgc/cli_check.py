@@ -158,8 +158,9 @@ def run(args: argparse.Namespace) -> int:
         _check_kafka_version(args.kafka_version)  # before anything is downloaded or started
     if args.security is not None and (args.bootstrap_server or args.implementation):
         raise UserError(
-            "--security starts a secured embedded Apache Kafka; for a broker you run, give its "
-            "client settings with --command-config"
+            "--security secures the embedded Apache Kafka only, not --implementation or "
+            "--bootstrap-server; for a secured broker you run, give its client settings with "
+            "--command-config"
         )
     if args.record is not None:
         prepare_record_dir(args.record)  # a bad folder fails before a broker starts

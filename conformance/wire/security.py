@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -150,19 +151,26 @@ class ClientSecurity:
         return replace(self, source=source)
 
     def ssl_context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-        if self.ca_pem is not None:
-            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=self.ca_pem)
-        ctx.check_hostname = self.check_hostname
-        if self.cert_pem is not None and self.key_pem is not None:
-            _load_pem_chain(ctx, self.cert_pem, self.key_pem, self.key_password, self.source)
-        return ctx
+        """The TLS context these settings make: built once and shared by every connection (a
+        run opens one per simulated client; the key and chain go through a temporary file)."""
+        return _ssl_context(self)
 
 
 PLAINTEXT = ClientSecurity()
 
 
 # ----------------------------------------------------------------------------- client.properties
+
+
+@functools.lru_cache(maxsize=16)
+def _ssl_context(security: ClientSecurity) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=security.ca_pem)
+    ctx.check_hostname = security.check_hostname
+    if security.cert_pem is not None and security.key_pem is not None:
+        _load_pem_chain(
+            ctx, security.cert_pem, security.key_pem, security.key_password, security.source
+        )
+    return ctx
 
 
 def parse_properties(text: str) -> dict[str, str]:
