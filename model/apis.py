@@ -44,6 +44,8 @@ KEYS: Final[dict[str, int]] = {
     "DescribeCluster": 60,
     "ConsumerGroupHeartbeat": 68,
     "ConsumerGroupDescribe": 69,
+    "ShareGroupHeartbeat": 76,
+    "ShareGroupDescribe": 77,
 }
 
 #: The name of each key in :data:`KEYS`.
@@ -51,6 +53,8 @@ NAMES: Final[dict[int, str]] = {key: name for name, key in KEYS.items()}
 
 #: The KIP-848 consumer-group requests.
 CONSUMER_GROUP_APIS: Final[tuple[str, ...]] = ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
+#: The KIP-932 share-group membership requests.
+SHARE_GROUP_APIS: Final[tuple[str, ...]] = ("ShareGroupHeartbeat", "ShareGroupDescribe")
 #: The offset requests both protocols share.
 OFFSET_APIS: Final[tuple[str, ...]] = ("OffsetCommit", "OffsetFetch")
 

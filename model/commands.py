@@ -312,6 +312,34 @@ class ConsumerGroupDescribe:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupHeartbeat:
+    """KIP-932's membership request of a share group (``ShareGroupHeartbeatRequest.json``, v1).
+
+    The client chooses ``member_id`` (1 to 36 characters; the broker never makes one); the
+    model's clients name theirs ``cK-n``, sent as the real id, and a rule may send ``""`` or a
+    longer id to see it refused. ``member_epoch`` is 0 to join, -1 to leave. ``rack_id`` and
+    ``subscribed_topic_names`` are ``None`` when unchanged since the last heartbeat, as on the
+    wire. There is no instance id, rebalance timeout or owned-partitions field."""
+
+    type: ClassVar[str] = "ShareGroupHeartbeat"
+    client: str
+    member_id: str
+    member_epoch: int
+    rack_id: str | None = None
+    subscribed_topic_names: tuple[str, ...] | None = None
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupDescribe:
+    """ShareGroupDescribe of the run's group (``ShareGroupDescribeRequest.json``, v1)."""
+
+    type: ClassVar[str] = "ShareGroupDescribe"
+    client: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Tick:
     """Let ``ms`` milliseconds of real time pass. Not a request: no client, no response."""
 
@@ -333,6 +361,8 @@ Request: TypeAlias = (
     | OffsetDelete
     | ConsumerGroupHeartbeat
     | ConsumerGroupDescribe
+    | ShareGroupHeartbeat
+    | ShareGroupDescribe
     | InitProducerId
     | AddOffsetsToTxn
     | TxnOffsetCommit
@@ -606,6 +636,49 @@ class ConsumerGroupDescribeResponse:
     members: tuple[ConsumerMember, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupHeartbeatResponse:
+    """``member_id`` is the id the broker echoed (``None`` on an error answer, which carries only
+    the error); ``assignment`` is ``None`` when the coordinator sent none, else the member's
+    partitions sorted by ``(topic, partition)`` (topic ids on the wire)."""
+
+    type: ClassVar[str] = "ShareGroupHeartbeatResponse"
+    error: str
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: tuple[TopicPartition, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareMember:
+    """One member of a ShareGroupDescribe answer: subscribed names sorted, partitions sorted by
+    ``(topic, partition)``. ``client_id`` is the one its last heartbeat's header carried
+    (``kgc-cK``). ``ClientHost`` (the connection's address as the broker saw it) is not
+    recorded: it names the machine, not the protocol."""
+
+    member_id: str
+    rack_id: str | None = None
+    member_epoch: int
+    client_id: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupDescribeResponse:
+    """Kafka's share-group state names: ``Empty`` or ``Stable`` (``ShareGroup.ShareGroupState``;
+    ``Dead`` is never set); members sorted by id."""
+
+    type: ClassVar[str] = "ShareGroupDescribeResponse"
+    error: str
+    group_state: str = ""
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    assignor_name: str = ""
+    members: tuple[ShareMember, ...] = ()
+
+
 Response: TypeAlias = (
     JoinGroupResponse
     | SyncGroupResponse
@@ -620,6 +693,8 @@ Response: TypeAlias = (
     | OffsetDeleteResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
+    | ShareGroupHeartbeatResponse
+    | ShareGroupDescribeResponse
     | InitProducerIdResponse
     | AddOffsetsToTxnResponse
     | TxnOffsetCommitResponse
