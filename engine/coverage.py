@@ -277,6 +277,59 @@ def consumer_universe() -> list[Cell]:
     ]
 
 
+# The KIP-932 share group (``model/share/group.py``; docs/share-groups.md): ``Empty`` or ``Stable``
+# as ShareGroupDescribe names them (``ShareGroup.stateAsString``), ``Dead`` for a group that does
+# not exist (yet, or again after DeleteGroups).
+SHARE_GROUP_STATES = ("Empty", "Stable", "Dead")
+SHARE_ERRORS_BY_REQUEST: dict[str, tuple[str, ...]] = {
+    # GroupMetadataManager.shareGroupHeartbeat and the validation before it (docs §2's table)
+    "ShareGroupHeartbeat": (
+        "NONE",
+        "INVALID_REQUEST",
+        "GROUP_ID_NOT_FOUND",
+        "UNKNOWN_MEMBER_ID",
+        "FENCED_MEMBER_EPOCH",
+        "GROUP_MAX_SIZE_REACHED",
+    ),
+    "ShareGroupDescribe": ("NONE", "GROUP_ID_NOT_FOUND"),
+    # GroupCoordinatorShard.sharePartitionDeleteRequests, then the common delete (docs §4)
+    "DeleteGroups": ("NONE", "NON_EMPTY_GROUP", "GROUP_ID_NOT_FOUND"),
+    "ListGroups": ("NONE",),
+}
+_NO_SHARE_GROUP = "a missing group: a join creates it, anything else is GROUP_ID_NOT_FOUND"
+_SHARE_IMPOSSIBLE: dict[Cell, str] = {
+    ("Dead", "ShareGroupHeartbeat", "UNKNOWN_MEMBER_ID"): _NO_SHARE_GROUP,
+    ("Dead", "ShareGroupHeartbeat", "FENCED_MEMBER_EPOCH"): _NO_SHARE_GROUP,
+    ("Dead", "ShareGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): _NO_SHARE_GROUP,
+    ("Dead", "ShareGroupDescribe", "NONE"): _NO_SHARE_GROUP,
+    ("Dead", "DeleteGroups", "NONE"): "nothing to delete: GROUP_ID_NOT_FOUND",
+    ("Dead", "DeleteGroups", "NON_EMPTY_GROUP"): "nothing to delete: GROUP_ID_NOT_FOUND",
+    ("Empty", "ShareGroupHeartbeat", "FENCED_MEMBER_EPOCH"): "an Empty group has no member "
+    "whose epoch could be wrong: UNKNOWN_MEMBER_ID",
+    ("Empty", "ShareGroupHeartbeat", "GROUP_MAX_SIZE_REACHED"): "an Empty group has no members, "
+    "and group.share.max.size is at least 1 (GroupMetadataManager.throwIfShareGroupIsFull)",
+    ("Empty", "DeleteGroups", "NON_EMPTY_GROUP"): "an Empty group is deleted",
+    ("Stable", "DeleteGroups", "NONE"): "a group with members is NON_EMPTY_GROUP "
+    "(GroupCoordinatorShard.sharePartitionDeleteRequests)",
+    **{
+        (state, request, "GROUP_ID_NOT_FOUND"): "the group exists and is a share group"
+        for state in ("Empty", "Stable")
+        for request in ("ShareGroupHeartbeat", "ShareGroupDescribe", "DeleteGroups")
+    },
+}
+
+
+def share_universe() -> list[Cell]:
+    """The cells a KIP-932 share group can reach by Kafka's rules."""
+    return [
+        (state, request, error)
+        for state in SHARE_GROUP_STATES
+        for request, errors in SHARE_ERRORS_BY_REQUEST.items()
+        for error in errors
+        if (state, request, error) not in _SHARE_IMPOSSIBLE
+    ]
+
+
 # One group id used by both protocols (``model/consumer/migration.py``): the cells of the crossing
 # rules, where a request of one protocol meets the other's group. A group state is named by its
 # type: ``classic/Stable``, ``consumer/Empty`` (``MigratingGroupModel.group_state``). Which cells a
@@ -468,10 +521,11 @@ def summarise(
     protocol: str = "classic",
     target: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Reached and never-reached cells of the ``protocol``'s universe (``classic`` or
-    ``consumer``). Cells of an ``unsupported`` request type (one the target cannot be sent) leave
-    the denominator and are listed under ``unsupported``; with the ``target`` described, so do
-    the cells its setup cannot give (:func:`unreachable_on`), listed under ``unreachable``."""
+    """Reached and never-reached cells of the ``protocol``'s universe (``classic``,
+    ``consumer``, ``share``; ``migration``: its crossing cells). Cells of an ``unsupported``
+    request type (one the target cannot be sent) leave the denominator and are listed under
+    ``unsupported``; with the ``target`` described, so do the cells its setup cannot give
+    (:func:`unreachable_on`), listed under ``unreachable``."""
     reached = dict(counts) if isinstance(counts, Mapping) else dict(counts)
     off = set(unsupported)
     if protocol == "migration":
@@ -479,6 +533,8 @@ def summarise(
             "group.consumer.migration.policy", "bidirectional"
         )
         return _summarise_migration(reached, str(policy))
+    if protocol == "share":
+        return _summarise_share(reached)
     consumer = protocol == "consumer"
     all_cells = consumer_universe() if consumer else universe()
     needs_setup = CONSUMER_NEEDS_SETUP if consumer else NEEDS_SETUP
@@ -508,6 +564,25 @@ def summarise(
             for (s, r, e) in cells
             if reached.get((s, r, e), 0) == 0 and (s, r, e) in needs_setup
         ],
+    }
+
+
+def _summarise_share(reached: dict[Cell, int]) -> dict[str, Any]:
+    """:func:`summarise` for the share machine: :func:`share_universe`."""
+    cells = share_universe()
+    known = set(cells)
+    return {
+        "unreachable": {},
+        "cells": len(cells),
+        "reached": sum(1 for c in cells if reached.get(c, 0) > 0),
+        "percent": 100.0 * sum(1 for c in cells if reached.get(c, 0) > 0) / len(cells),
+        "never": [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0],
+        "outside_universe": sorted(
+            f"{s} × {r} × {e}" for (s, r, e), n in reached.items() if n and (s, r, e) not in known
+        ),
+        "unsupported": [],
+        "excluded": len(_SHARE_IMPOSSIBLE),
+        "never_needs_setup": [],
     }
 
 

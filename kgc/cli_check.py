@@ -125,11 +125,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
     p.add_argument(
         "--protocol",
-        choices=("classic", "consumer", "migration"),
+        choices=("classic", "consumer", "migration", "share"),
         default="classic",
         help="the group protocol to check: classic (JoinGroup/SyncGroup, default), consumer "
-        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x) or migration (both on one group id: online "
-        "upgrade and downgrade by the broker's group.consumer.migration.policy)",
+        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x), migration (both on one group id: online "
+        "upgrade and downgrade by the broker's group.consumer.migration.policy) or share (KIP-932 "
+        "share-group membership: ShareGroupHeartbeat and ShareGroupDescribe, Kafka 4.2+)",
     )
 
 
@@ -274,6 +275,13 @@ def _rules(name: str | None, protocol: str = "classic") -> str | None:
     if name not in PROFILES:
         raise UserError(f"unknown --rules {name!r}; choose one of {', '.join(PROFILE_NAMES)}")
     line = release_line(name.removeprefix("kafka-"))
+    if protocol == "share" and line is not None and line < (4, 2):
+        # share groups are generally available from 4.2 (share.version=1); 4.0 and 4.1 had an
+        # early-access version the share model does not describe
+        raise UserError(
+            f"--rules {name} has no share groups to judge --protocol share by: choose kafka-4.2 "
+            "or later"
+        )
     if protocol != "classic" and line is not None and line < (4, 0):
         # KIP-848's protocol is generally available from 4.0; 3.7-3.9 had a preview, which
         # the consumer model does not describe
@@ -407,12 +415,10 @@ def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = 
         + f"in {result.wall_s:.1f} s ({busy_rate} requests/s outside ticks)",
         f"  model states {result.peak_states} at most at once",
         f"  assignments  {result.assignment_checks} "
-        + (
-            "ownership timelines (one owner at a time)"
-            if args.protocol == "consumer"
-            else "leader assignments"
-        )
-        + " checked with Z3",
+        + {
+            "consumer": "ownership timelines (one owner at a time) checked with Z3",
+            "share": "settled targets checked against the simple assignor's promises",
+        }.get(args.protocol, "leader assignments checked with Z3"),
         f"  divergences  {_failed(result)}" + ("" if result.ok else f" ({result.failure})"),
         f"  allowances   {allowance_line(result)}",
         f"  coverage     {cov['reached']} of {cov['cells']} group-state × request × error cells "
@@ -450,7 +456,7 @@ def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = 
     if args.record is not None:
         lines.append(f"  recorded     {len(result.recorded)} traces into {args.record}")
     unsupported = result.target.get("unsupported_requests") or {}
-    if args.protocol == "consumer":
+    if args.protocol in ("consumer", "share"):
         unsupported = {}
     for api, why in sorted(unsupported.items()):
         lost = sum(1 for cell in cov["unsupported"] if f" × {api} × " in cell)
@@ -461,6 +467,12 @@ def _summary(result, cov: dict, args: argparse.Namespace, inputs: dict | None = 
             k: v
             for k, v in versions.items()
             if k.startswith("ConsumerGroup") or k in ("OffsetCommit", "OffsetFetch")
+        }
+    if args.protocol == "share":  # the share requests and the two classic ones it sends
+        versions = {
+            k: v
+            for k, v in versions.items()
+            if k.startswith("ShareGroup") or k in ("ListGroups", "DeleteGroups")
         }
     if versions:
         sent = ", ".join(f"{api} v{'/'.join(map(str, vs))}" for api, vs in sorted(versions.items()))
