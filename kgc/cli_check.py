@@ -125,11 +125,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default=None, help="a label for the target in traces and reports")
     p.add_argument(
         "--protocol",
-        choices=("classic", "consumer", "migration"),
+        choices=("classic", "consumer", "migration", "share"),
         default="classic",
         help="the group protocol to check: classic (JoinGroup/SyncGroup, default), consumer "
-        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x) or migration (both on one group id: online "
-        "upgrade and downgrade by the broker's group.consumer.migration.policy)",
+        "(KIP-848 ConsumerGroupHeartbeat, Kafka 4.x), migration (both on one group id: online "
+        "upgrade and downgrade by the broker's group.consumer.migration.policy) or share "
+        "(KIP-932 ShareGroupHeartbeat, Kafka 4.2+ or a 4.1 with share.version=1)",
     )
 
 
