@@ -30,7 +30,12 @@ from kgc.engine.registry import model_from_manifest
 from kgc.engine.target import Target
 from kgc.engine.traces import Trace, new_manifest, result_of
 from kgc.model.checker import CheckerConfig, Model
-from kgc.model.commands import ConsumerGroupHeartbeat, OffsetCommit, OffsetFetch
+from kgc.model.commands import (
+    ConsumerGroupHeartbeat,
+    OffsetCommit,
+    OffsetFetch,
+    ShareGroupHeartbeat,
+)
 
 VERDICTS: dict[tuple[bool, str], str] = {  # (replay passes, recorded verdict) -> verdict
     (True, "divergence"): "FIXED",
@@ -72,7 +77,7 @@ def topic_of(trace: Trace) -> str | None:
             return c.offsets[0].topic
         if isinstance(c, OffsetFetch) and c.partitions:
             return c.partitions[0].topic
-        if isinstance(c, ConsumerGroupHeartbeat) and c.subscribed_topic_names:
+        if isinstance(c, ConsumerGroupHeartbeat | ShareGroupHeartbeat) and c.subscribed_topic_names:
             return c.subscribed_topic_names[0]
     # a consumer that subscribes by regex alone names none: the topic the run made, which the
     # consumer model's record lists

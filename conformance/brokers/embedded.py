@@ -95,6 +95,12 @@ def state_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "kgc" / "run"
 
 
+def _line_at_least(version: str, line: tuple[int, int]) -> bool:
+    """Whether Apache Kafka ``version`` (``X.Y…``) is of release line ``line`` or a later one."""
+    parts = version.split(".")
+    return tuple(int(p) for p in parts[:2] if p.isdigit()) >= line
+
+
 def default_config(version: str, mode: str, nodes: int, offsets_partitions: int) -> dict[str, str]:
     """Test-friendly broker settings kgc applies unless ``config`` overrides them."""
     cfg = {
@@ -130,6 +136,20 @@ def default_config(version: str, mode: str, nodes: int, offsets_partitions: int)
         # below the consumer search's largest group (``MAX_CLIENTS``), so GROUP_MAX_SIZE_REACHED
         # is reached; the real-client tests run three consumers at most
         cfg["group.consumer.max.size"] = "3"
+        # KIP-932 share groups, as for consumer groups (docs/share-groups.md §1): Apache Kafka
+        # defines and checks these from 4.0 (``GroupCoordinatorConfig``: each at least 1, the
+        # size 1-1000, heartbeat < session, min <= value <= max; 4.1-4.2's ``ShareGroupConfig``
+        # also wants group.share.max.share.sessions, 2000, >= the size)
+        cfg["group.share.min.session.timeout.ms"] = "500"
+        cfg["group.share.session.timeout.ms"] = "2000"
+        cfg["group.share.min.heartbeat.interval.ms"] = "100"
+        cfg["group.share.heartbeat.interval.ms"] = "500"
+        cfg["group.share.max.size"] = "3"
+        if _line_at_least(version, (4, 3)):
+            # from 4.3 a share group's target assignment waits this long after the last one
+            # (default 1000, 0..15000: ``GroupCoordinatorConfig`` l.440-442, l.638-643); 0:
+            # computed in the heartbeat that needs it. 4.0-4.2 have no such setting
+            cfg["group.share.assignment.interval.ms"] = "0"
     # How long a killed broker stays registered: until then a restarted one is refused
     # (KRaft: DUPLICATE_BROKER_REGISTRATION; ZooKeeper: its ephemeral /brokers/ids node exists).
     if mode == "zookeeper":

@@ -3,7 +3,7 @@
 * ``suite.py``        — the differential suite: configure (cluster, facts, versions, workload),
   search (Hypothesis over the workload's machine), save (shrink, minimise, traces, result).
 * ``workloads.py``    — what a run drives, one ``Workload`` per protocol (classic, consumer,
-  migration): its scenario, versions, time scale, and the harness it builds.
+  migration, share): its scenario, versions, time scale, and the harness it builds.
 * ``fault_suite.py``  — the fault-mixed classic workload on a cluster kgc started, and its replay.
 * ``workers.py``      — N independent searches against one broker, merged as one.
 * ``budgets.py``      — how long a failure may take to shrink and minimise, by default.

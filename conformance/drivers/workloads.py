@@ -13,9 +13,13 @@ topic exists. A new protocol or target is a new ``Workload``, never a branch in 
   before any example.
 * :data:`MIGRATION` — both on one group id (``properties/migration_machine.py``,
   ``MigratingGroupModel``), by the broker's ``group.consumer.migration.policy``.
+* :data:`SHARE` — KIP-932's ShareGroupHeartbeat and ShareGroupDescribe
+  (``properties/share_machine.py``); a broker without share groups raises
+  :class:`ProtocolUnsupported` before any example, and a throwaway share group first waits until
+  the share coordinator has initialized the run's topic (docs/share-groups.md §2, step 8).
 * the fault-mixed classic workload on a cluster kgc started: ``fault_suite.fault_workload``.
 
-:data:`WORKLOADS` names the first three as ``kgc check --protocol`` does.
+:data:`WORKLOADS` names the first four as ``kgc check --protocol`` does.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kgc.model.apis import CONSUMER_GROUP_APIS, OFFSET_APIS, keys_of
+from kgc.model.apis import CONSUMER_GROUP_APIS, OFFSET_APIS, SHARE_GROUP_APIS, keys_of
 from kgc.model.checker import Model
 from kgc.model.client_view import CONSUMER_VERSIONS
 from kgc.properties.machine import (
@@ -49,6 +53,10 @@ CONSUMER_API_KEYS = keys_of(CONSUMER_GROUP_APIS)
 CONSUMER_SPEC_VERSIONS = tuple(sorted(CONSUMER_VERSIONS["ConsumerGroupHeartbeat"]))
 OFFSET_API_KEYS = keys_of(OFFSET_APIS)
 CONSUMER_OFFSET_VERSIONS = tuple(sorted(CONSUMER_VERSIONS["OffsetCommit"]))
+SHARE_API_KEYS = keys_of(SHARE_GROUP_APIS)
+# how long the share workload's throwaway group may wait for its partitions: the first
+# initialization on a fresh broker also creates the share coordinator's state topic
+SHARE_WARM_UP_S = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -349,6 +357,165 @@ def _await_topic_in_group_coordinator(
         time.sleep(0.1)
 
 
+def share_workload(
+    cluster: Cluster,
+    description: dict[str, Any],
+    *,
+    topic: str,
+    factory: ModelFactory | None = None,
+    reuse_connections: bool = True,
+) -> Harness:
+    """KIP-932's share group on ``BrokerTarget`` targets (:func:`prepare_share` first: the
+    versions, the probe, the warm-up), checked by the share-group model
+    (``registry.share_manifest``)."""
+    prepare_share(cluster, description, topic=topic)
+    from kgc.engine.registry import build_share, share_manifest
+    from kgc.properties.share_machine import share_machine_for
+
+    record = share_manifest(description, {topic: TOPIC_PARTITIONS})
+    return _broker_harness(
+        cluster,
+        description,
+        record,
+        factory or build_share,
+        share_machine_for,
+        reuse_connections=reuse_connections,
+    )
+
+
+def prepare_share(
+    cluster: Cluster, description: dict[str, Any], *, topic: str, timeout_s: float = SHARE_WARM_UP_S
+) -> float:
+    """Everything the share workload needs of the broker before its first example: the
+    ShareGroupHeartbeat and ShareGroupDescribe versions both sides speak go into
+    ``description["request_versions"]``; a broker without share groups is
+    :class:`ProtocolUnsupported` (:func:`_share_versions`, :func:`_probe_share_groups`); then the
+    share coordinator is warmed up on ``topic`` (:func:`_warm_up_share_groups`). Returns how long
+    the warm-up took, in seconds."""
+    cluster.refresh_metadata()
+    first = min(b.node_id for b in cluster.metadata().brokers)
+    versions = description.setdefault("request_versions", {})
+    versions.update(_share_versions(cluster.connection(first).broker_versions or {}))
+    heartbeat = versions["ShareGroupHeartbeat"][-1]
+    _probe_share_groups(cluster, first, heartbeat)
+    took, left = _warm_up_share_groups(cluster, topic, heartbeat, timeout_s=timeout_s)
+    if left is not None:
+        description.setdefault("fact_notes", []).append(left)
+    return took
+
+
+def _share_versions(advertised: dict[int, tuple[int, int]]) -> dict[str, list[int]]:
+    """The versions of each share-group API that the broker offers (ApiVersions) and kgc speaks
+    (what Kafka's spec defines: v1 alone in 4.3.1, ``message_specs.py``), or
+    :class:`ProtocolUnsupported` in one line."""
+    from kgc.conformance.errors import ProtocolUnsupported
+    from kgc.conformance.wire.message_specs import message_classes
+
+    out: dict[str, list[int]] = {}
+    for api, key in SHARE_API_KEYS.items():
+        if key not in advertised:
+            offered = [a for a, k in SHARE_API_KEYS.items() if k in advertised]
+            why = (
+                f"it offers {', '.join(offered)} but kgc needs both to check KIP-932's share groups"
+                if offered
+                else "it does not run KIP-932's share groups (Apache Kafka offers them from 4.1, "
+                "on by default from 4.2)"
+            )
+            raise ProtocolUnsupported(
+                f"the broker does not offer {api} (API key {key}): {why}; check it with "
+                "--protocol classic or consumer"
+            )
+        low, high = advertised[key]
+        ours_low, ours_high = message_classes(api)[0].valid_versions
+        both = list(range(max(low, ours_low), min(high, ours_high) + 1))
+        if not both:
+            raise ProtocolUnsupported(
+                f"the broker offers {api} v{low}-{high}, kgc speaks v{ours_low}-{ours_high} "
+                "(v0 was Kafka 4.0's early access of share groups)"
+            )
+        out[api] = both
+    return out
+
+
+def _probe_share_groups(cluster: Cluster, node: int, version: int) -> None:
+    """A broker lists ShareGroupHeartbeat even while its feature ``share.version`` is 0 (Kafka
+    4.1's default format), and then answers every share request ``UNSUPPORTED_VERSION``
+    (``KafkaApis.scala`` l.3049-3051, docs/share-groups.md §1). Asked with epoch 1 for a
+    ``kgc-probe-`` group that does not exist, a broker with share groups on answers
+    ``GROUP_ID_NOT_FOUND`` and creates nothing (§2, validation rule 11)."""
+    from kgc.conformance.errors import ProtocolUnsupported
+    from kgc.conformance.wire.client import error_name, share_group_heartbeat
+
+    conn = cluster.connection(node)
+    probe = f"kgc-probe-{secrets.token_hex(4)}"
+    answer = cluster._request(conn, share_group_heartbeat(conn, probe, probe, 1, version=version))
+    if error_name(answer.error_code) == "UNSUPPORTED_VERSION":
+        raise ProtocolUnsupported(
+            "the broker lists ShareGroupHeartbeat but answers UNSUPPORTED_VERSION: its share "
+            "groups are switched off (feature share.version=0, Kafka 4.1's default; "
+            "kafka-features.sh upgrade --feature share.version=1 turns them on); check it with "
+            "--protocol classic or consumer"
+        )
+
+
+def _warm_up_share_groups(
+    cluster: Cluster, topic: str, version: int, *, timeout_s: float = SHARE_WARM_UP_S
+) -> tuple[float, str | None]:
+    """Wait until a share group is assigned every partition of the run's new ``topic``; return
+    how long that took, in seconds, and a note if the throwaway group could not be deleted.
+
+    A share group's member is assigned only partitions the share coordinator has initialized
+    for the group, asynchronously after the heartbeat that subscribed to them
+    (docs/share-groups.md §2, step 8); on a fresh broker the first initialization also creates
+    the share coordinator's state topic. And the group coordinator reads topics from its own
+    metadata image, which can trail Metadata (``_await_topic_in_group_coordinator``). So a
+    throwaway ``kgc-probe-`` share group joins with ``topic`` and heartbeats until its member
+    holds every partition, then leaves and is deleted: share groups never expire (§2, "Share
+    groups never expire")."""
+    from kgc.conformance.errors import KgcError
+    from kgc.conformance.wire.client import delete_groups, error_name, share_group_heartbeat
+
+    start = time.monotonic()
+    deadline = start + timeout_s
+    group = f"kgc-probe-{secrets.token_hex(4)}"
+    member = f"kgc-probe-{secrets.token_hex(8)}"
+    conn = cluster.connection(cluster.await_coordinator(group))
+    epoch, given, error = 0, 0, "NONE"
+    topics: list[str] | None = [topic]
+    while given < TOPIC_PARTITIONS:
+        if time.monotonic() > deadline:
+            raise KgcError(
+                f"no share group is assigned topic {topic!r} {timeout_s:.0f} s after it was "
+                f"created (last answer: {error}, {given} of {TOPIC_PARTITIONS} partitions): the "
+                "share coordinator did not initialize its partitions"
+            )
+        if epoch or error != "NONE":
+            time.sleep(0.1)
+        answer = cluster._request(
+            conn,
+            share_group_heartbeat(
+                conn, group, member, epoch, subscribed_topic_names=topics, version=version
+            ),
+        )
+        error = error_name(answer.error_code)
+        if error != "NONE":  # a coordinator still loading: join again
+            epoch, topics = 0, [topic]
+            continue
+        epoch, topics = answer.member_epoch, None
+        if answer.assignment is not None:
+            given = sum(len(t.partitions) for t in answer.assignment.topic_partitions or ())
+    took = time.monotonic() - start
+    cluster._request(conn, share_group_heartbeat(conn, group, member, -1, version=version))
+    while True:  # an Empty share group with initialized partitions: its state is deleted first
+        results = cluster._request(conn, delete_groups(conn, [group])).results
+        error = error_name(results[0].error_code) if results else "no result"
+        if error in ("NONE", "GROUP_ID_NOT_FOUND"):
+            return took, None
+        if time.monotonic() > deadline:
+            return took, f"the warm-up's share group {group} is left: DeleteGroups answered {error}"
+        time.sleep(0.1)
+
+
 # ----------------------------------------------------------------------------------- workloads
 
 # a broker that refuses the suite's short sessions gets the same classic search, slower
@@ -369,7 +536,16 @@ MIGRATION = Workload(
     build=migration_workload,
     negotiates=frozenset(CONSUMER_API_KEYS),
 )
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (CLASSIC, CONSUMER, MIGRATION)}
+# KIP-932 share groups: sessions and heartbeat intervals are the broker's settings, nothing parks
+SHARE = Workload(
+    name="share",
+    scenario="share",
+    build=share_workload,
+    negotiates=frozenset(SHARE_API_KEYS),
+    time_scale=unscaled,
+    wait_when_parked=never_parks,
+)
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (CLASSIC, CONSUMER, MIGRATION, SHARE)}
 
 
 def workload_named(protocol: str) -> Workload:

@@ -8,7 +8,7 @@
   decoder (adding a request type starts here and in ``model/requests.py``).
 * ``payloads.py``      — opaque payloads, the consumer protocol's canonical JSON, topic ids.
 * ``message_specs.py`` — Kafka's own JSON message specs loaded into kafka-python at run time (the
-  KIP-848 APIs kafka-python lacks).
+  KIP-848 and KIP-932 APIs kafka-python lacks).
 * ``negotiate.py``     — which request versions the suite sends to a broker, and which it cannot.
 * ``brokerconfig.py``  — the facts the model needs, read off the broker (group settings, version).
 * ``probe.py``         — small blocking probes: ApiVersions, Metadata, DescribeQuorum, coordinators.

@@ -56,6 +56,8 @@ from kgc.model.commands import (
     OffsetCommit,
     OffsetFetch,
     Request,
+    ShareGroupDescribe,
+    ShareGroupHeartbeat,
 )
 
 # dynamic members: "kgc-cK-<uuid>" (clientId-UUID); static members: "cK-instance-<uuid>"
@@ -112,8 +114,9 @@ class BrokerTarget(Target):
             self._group.member(client)
 
     def _topic_ids(self, command: Request) -> dict[str, Any] | None:
-        """Topic name -> id for the topics a KIP-848 command or an OffsetCommit/OffsetFetch v10+
-        names (learned once, from Metadata); None for the others, which name topics by name."""
+        """Topic name -> id for the topics a KIP-848 or KIP-932 command or an OffsetCommit/
+        OffsetFetch v10+ names (learned once, from Metadata): their answers name topics by id;
+        None for the others, which name topics by name."""
         wanted: set[str] = set()
         if isinstance(command, OffsetCommit) and command.version >= 10:
             wanted = {o.topic for o in command.offsets}
@@ -122,7 +125,9 @@ class BrokerTarget(Target):
         elif isinstance(command, ConsumerGroupHeartbeat):
             wanted = {tp.topic for tp in command.topic_partitions or ()}
             wanted |= set(command.subscribed_topic_names or ())
-        elif not isinstance(command, ConsumerGroupDescribe):
+        elif isinstance(command, ShareGroupHeartbeat):
+            wanted = set(command.subscribed_topic_names or ())
+        elif not isinstance(command, ConsumerGroupDescribe | ShareGroupDescribe):
             return None
         missing = sorted(wanted - self._known_topic_ids.keys())
         if missing:

@@ -40,13 +40,31 @@ GROUP_SETTINGS = (
     "offsets.commit.timeout.ms",
     "offsets.retention.check.interval.ms",
 )
-# KIP-848's consumer group reads these (``engine/registry.py`` CONSUMER_SETTINGS)
-GROUP_SETTINGS = tuple(dict.fromkeys(GROUP_SETTINGS + tuple(CONSUMER_SETTINGS)))
+# KIP-932's share group: the broker settings its model reads (``engine/registry.py``
+# ``share_manifest``), with Kafka's defaults for a broker that does not say
+# (``GroupCoordinatorConfig.java`` l.264-309, 4.3.1; docs/share-groups.md §1). Apache Kafka has
+# the first three from 4.0 and ``group.share.assignment.interval.ms`` from 4.3 only.
+SHARE_SESSION = "group.share.session.timeout.ms"
+SHARE_HEARTBEAT = "group.share.heartbeat.interval.ms"
+SHARE_MAX_SIZE = "group.share.max.size"
+SHARE_ASSIGNMENT_INTERVAL = "group.share.assignment.interval.ms"
+SHARE_DEFAULTS: dict[str, int] = {
+    SHARE_SESSION: 45000,
+    SHARE_HEARTBEAT: 5000,
+    SHARE_MAX_SIZE: 200,
+    SHARE_ASSIGNMENT_INTERVAL: 1000,
+}
+# KIP-848's consumer group reads these (``engine/registry.py`` CONSUMER_SETTINGS), the share
+# group these (:data:`SHARE_DEFAULTS`)
+GROUP_SETTINGS = tuple(
+    dict.fromkeys(GROUP_SETTINGS + tuple(CONSUMER_SETTINGS) + tuple(SHARE_DEFAULTS))
+)
 # What the model assumes of a broker that says nothing else (and says so): Kafka's defaults, as
 # ``GroupConfig`` and ``ConsumerGroupConfig`` hold them (``GroupCoordinatorConfig.java``)
 ASSUMED = {
     **{key: getattr(GroupConfig(), field) for key, field in SETTINGS.items()},
     **{key: getattr(ConsumerGroupConfig(), field) for key, field in CONSUMER_SETTINGS.items()},
+    **SHARE_DEFAULTS,
 }
 
 
@@ -72,6 +90,23 @@ def settings_problem(config: dict[str, int]) -> str | None:
         for field_name, key in sorted(names.items(), key=lambda x: -len(x[0])):
             text = text.replace(field_name, key)
         return text
+    return share_settings_problem(config)
+
+
+def share_settings_problem(config: dict[str, int]) -> str | None:
+    """Why the share-group settings in ``config`` cannot describe an Apache Kafka broker: the
+    checks ``GroupCoordinatorConfig`` makes at start-up (4.3.1 l.438, l.628-631, l.638-643) on the
+    settings kgc reads; None when they hold."""
+    session = config.get(SHARE_SESSION, SHARE_DEFAULTS[SHARE_SESSION])
+    heartbeat = config.get(SHARE_HEARTBEAT, SHARE_DEFAULTS[SHARE_HEARTBEAT])
+    size = config.get(SHARE_MAX_SIZE, SHARE_DEFAULTS[SHARE_MAX_SIZE])
+    interval = config.get(SHARE_ASSIGNMENT_INTERVAL, 0)
+    if not heartbeat < session:
+        return f"{SHARE_HEARTBEAT} ({heartbeat}) must be less than {SHARE_SESSION} ({session})"
+    if not 1 <= size <= 1000:
+        return f"{SHARE_MAX_SIZE} must be between 1 and 1000, not {size}"
+    if interval < 0:
+        return f"{SHARE_ASSIGNMENT_INTERVAL} must be at least 0, not {interval}"
     return None
 
 

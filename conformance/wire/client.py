@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka.protocol.admin.cluster import DescribeClusterRequest, DescribeQuorumRequest
-from kafka.protocol.admin.groups import DescribeGroupsRequest
+from kafka.protocol.admin.groups import DeleteGroupsRequest, DescribeGroupsRequest
 from kafka.protocol.admin.topics import CreateTopicsRequest
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
@@ -915,6 +915,14 @@ def describe_groups(
     return conn.send(describe_groups_request(group_ids), version)
 
 
+def delete_groups(
+    conn: Connection, group_ids: Sequence[str], *, version: int | None = None
+) -> Handle:
+    """DeleteGroups of ``group_ids`` (``DeleteGroupsRequest.json``; one result per group, in no
+    particular order)."""
+    return conn.send(DeleteGroupsRequest(groups_names=list(group_ids)), version)
+
+
 def consumer_group_heartbeat_request(
     group_id: str,
     member_id: str,
@@ -985,6 +993,78 @@ def consumer_group_describe(
 
     v = conn.version_for(message_classes("ConsumerGroupDescribe")[0], version)
     return conn.send(consumer_group_describe_request(group_ids, version=v), v)
+
+
+def share_group_heartbeat_request(
+    group_id: str,
+    member_id: str,
+    member_epoch: int,
+    *,
+    rack_id: str | None = None,
+    subscribed_topic_names: Sequence[str] | None = None,
+    version: int,
+) -> Any:
+    """KIP-932 ShareGroupHeartbeat (``ShareGroupHeartbeatRequest.json``, v1; the class is built
+    from Kafka's spec, ``message_specs.py``). The client chooses ``member_id`` (1-36 characters,
+    ``KafkaApis.scala`` l.3055-3058); ``member_epoch`` 0 joins, -1 leaves. ``rack_id`` and
+    ``subscribed_topic_names`` are sent null when ``None``: "unchanged since the last
+    heartbeat"."""
+    from kgc.conformance.wire.message_specs import message_classes
+
+    request_cls, _ = message_classes("ShareGroupHeartbeat")
+    return request_cls[version](
+        group_id=group_id,
+        member_id=member_id,
+        member_epoch=member_epoch,
+        rack_id=rack_id,
+        subscribed_topic_names=None
+        if subscribed_topic_names is None
+        else list(subscribed_topic_names),
+    )
+
+
+def share_group_describe_request(group_ids: Sequence[str], *, version: int) -> Any:
+    """KIP-932 ShareGroupDescribe (``ShareGroupDescribeRequest.json``, v1), without the
+    authorized operations."""
+    from kgc.conformance.wire.message_specs import message_classes
+
+    request_cls, _ = message_classes("ShareGroupDescribe")
+    return request_cls[version](group_ids=list(group_ids), include_authorized_operations=False)
+
+
+def share_group_heartbeat(
+    conn: Connection,
+    group_id: str,
+    member_id: str,
+    member_epoch: int,
+    *,
+    rack_id: str | None = None,
+    subscribed_topic_names: Sequence[str] | None = None,
+    version: int | None = None,
+) -> Handle:
+    from kgc.conformance.wire.message_specs import message_classes
+
+    v = conn.version_for(message_classes("ShareGroupHeartbeat")[0], version)
+    return conn.send(
+        share_group_heartbeat_request(
+            group_id,
+            member_id,
+            member_epoch,
+            rack_id=rack_id,
+            subscribed_topic_names=subscribed_topic_names,
+            version=v,
+        ),
+        v,
+    )
+
+
+def share_group_describe(
+    conn: Connection, group_ids: Sequence[str], *, version: int | None = None
+) -> Handle:
+    from kgc.conformance.wire.message_specs import message_classes
+
+    v = conn.version_for(message_classes("ShareGroupDescribe")[0], version)
+    return conn.send(share_group_describe_request(group_ids, version=v), v)
 
 
 def metadata(

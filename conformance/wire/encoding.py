@@ -49,6 +49,9 @@ TxnOffsetCommit     0-5       GenerationId/MemberId/GroupInstanceId v3+, leader 
 EndTxn              0-5       ProducerId/ProducerEpoch in the answer v5+ (KIP-890)
 ==================  ========  ==============================================================
 
+The KIP-848 and KIP-932 requests are built from Kafka's own specs (``message_specs.py``):
+ShareGroupHeartbeat and ShareGroupDescribe v1 only, their answers naming topics by id.
+
 Transactional ids are symbolic (``t1``) and sent as ``<group id>-t1``, so each example's are its
 own; producer ids are symbolic too: the n-th one an answer revealed is ``n``
 (:meth:`MemberIds.producer`).
@@ -137,8 +140,9 @@ class MemberIds:
         return fake
 
     def chosen(self, member_id: str) -> None:
-        """A member id the client chose itself (ConsumerGroupHeartbeat, KIP-1082): its symbolic
-        name is the real id, for every later request that names it (OffsetCommit, OffsetFetch)."""
+        """A member id the client chose itself (ConsumerGroupHeartbeat, KIP-1082;
+        ShareGroupHeartbeat, KIP-932): its symbolic name is the real id, for every later request
+        that names it (OffsetCommit, OffsetFetch)."""
         if member_id != m.NO_MEMBER_ID and member_id not in self._real:
             self._real[member_id] = member_id
             self._symbolic[member_id] = member_id

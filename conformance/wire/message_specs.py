@@ -1,8 +1,11 @@
 """Kafka's own JSON message specs, loaded into kafka-python's message framework at run time.
 
 kafka-python 3.0.12 generates its protocol classes from the JSON specs it bundles
-(``kafka/protocol/schemas/resources``) but lacks the KIP-848 consumer-group APIs:
-ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69). Apache Kafka publishes the specs it
+(``kafka/protocol/schemas/resources``) but lacks the KIP-848 consumer-group APIs,
+ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69), and KIP-932's share-group membership
+APIs, ShareGroupHeartbeat (76) and ShareGroupDescribe (77): v1 only in 4.3.1, flexible (v0 was
+4.0's early access, removed in 4.1: ``ShareGroupHeartbeatRequest.json`` l.21-25,
+``ShareGroupDescribeRequest.json`` l.21-24). Apache Kafka publishes the specs it
 generates its own classes from (``clients/src/main/resources/common/message/*.json``) inside the
 ``org.apache.kafka:kafka-clients:<version>:jar:sources`` artifact on Maven Central. This module
 fetches that artifact once (Maven, as ``conformance/artifacts/maven.py`` fetches the broker),
@@ -36,7 +39,12 @@ from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION, cache_root, m
 from kgc.conformance.errors import KafkaResolutionError, MavenNotFound, MavenOffline
 
 SPEC_KAFKA_VERSION = DEFAULT_KAFKA_VERSION
-APIS = ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
+APIS = (
+    "ConsumerGroupHeartbeat",
+    "ConsumerGroupDescribe",
+    "ShareGroupHeartbeat",
+    "ShareGroupDescribe",
+)
 _PREFIX = "common/message/"
 _MARKER = ".kgc-complete"
 _lock = threading.Lock()
