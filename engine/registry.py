@@ -22,7 +22,9 @@ from kgc.model.profiles import (
     KAFKA_4_X,
     PROFILE_NAMES,
     consumer_line_rules,
+    share_line_rules,
 )
+from kgc.model.share.group import ShareGroupConfig, ShareGroupModel
 
 # broker setting -> GroupConfig field
 SETTINGS = {
@@ -44,6 +46,16 @@ CONSUMER_SETTINGS = {
     "group.consumer.max.size": "max_size",
     "offset.metadata.max.bytes": "offset_metadata_max_bytes",
     "offsets.retention.check.interval.ms": "cleanup_interval_ms",
+}
+
+
+# broker setting -> ShareGroupConfig field (the KIP-932 share group); only an assignment interval
+# of 0 is modelled (``ShareGroupConfig`` refuses another)
+SHARE_SETTINGS = {
+    "group.share.session.timeout.ms": "session_timeout_ms",
+    "group.share.heartbeat.interval.ms": "heartbeat_interval_ms",
+    "group.share.max.size": "max_size",
+    "group.share.assignment.interval.ms": "assignment_interval_ms",
 }
 
 
@@ -242,11 +254,13 @@ def model_from_manifest(manifest: dict[str, Any]) -> Any:
         return build_consumer(record, group_id)
     if name == "MigratingGroupModel":
         return build_migration(record, group_id)
+    if name == "ShareGroupModel":
+        return build_share(record, group_id)
     if name != "ClassicGroupModel":
         raise ValueError(
             f"field 'manifest.model.name': unknown model {name!r} "
             "(known: ClassicGroupModel, ClusterGroupModel, ConsumerGroupModel, "
-            "MigratingGroupModel)"
+            "MigratingGroupModel, ShareGroupModel)"
         )
     return build(record, group_id)
 
@@ -315,6 +329,50 @@ def build_consumer(model: dict[str, Any], group_id: str) -> ConsumerGroupModel:
     except ValueError as exc:
         raise ValueError(f"field 'manifest.model.config': {exc}") from exc
     return ConsumerGroupModel(config)
+
+
+def share_manifest(
+    description: dict[str, Any], topics: dict[str, int], *, reorder: bool = True
+) -> dict[str, Any]:
+    """The manifest's ``model`` record for a KIP-932 share group: the broker's ``group.share.*``
+    facts (:data:`SHARE_SETTINGS`), the topics (name -> partitions) the run created, and the
+    rules of the release line the run is judged by (``profiles.share_line_rules``; a line the
+    share model does not cover raises ``NotModelled``). ``initialization_ms`` is left open (None:
+    an initialization may complete at any moment, never forced) until a measurement bounds it."""
+    config: dict[str, Any] = {"topics": [[t, n] for t, n in sorted(topics.items())]}
+    if reorder:
+        config["reorder_window_ms"] = REORDER_WINDOW_MS
+    for setting, field_name in SHARE_SETTINGS.items():
+        value = (description.get("group_config") or {}).get(setting)
+        if value is not None:
+            config[field_name] = int(value)
+    profile = _profile_name(description)
+    config.update(share_line_rules(release_line(profile.removeprefix("kafka-"))))
+    return {"name": "ShareGroupModel", "profile": profile, "config": config}
+
+
+def build_share(model: dict[str, Any], group_id: str) -> ShareGroupModel:
+    """The share-group model a ``ShareGroupModel`` record describes; a switch the record does not
+    name follows the line of the profile it was judged by (``kafka-X.Y``)."""
+    known = {f.name for f in fields(ShareGroupConfig)}
+    profile = str(model.get("profile") or "")
+    kwargs: dict[str, Any] = dict(
+        share_line_rules(release_line(profile.removeprefix("kafka-")))
+        if profile.startswith("kafka-")
+        else {}
+    )
+    for key, value in (model.get("config") or {}).items():
+        if key not in known or key == "group_id":
+            raise ValueError(f"field 'manifest.model.config.{key}': not a ShareGroupConfig setting")
+        value = _config_value(ShareGroupConfig, key, value)
+        if key == "topics":
+            value = tuple((str(t), int(n)) for t, n in value)
+        kwargs[key] = value
+    try:
+        config = ShareGroupConfig(group_id=group_id, **kwargs)
+    except ValueError as exc:
+        raise ValueError(f"field 'manifest.model.config': {exc}") from exc
+    return ShareGroupModel(config)
 
 
 def cluster_manifest(description: dict[str, Any], coordinator: int) -> dict[str, Any]:

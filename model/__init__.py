@@ -7,8 +7,10 @@ Rooms, as Kafka's ``group-coordinator`` module has them (``classic/``, ``modern/
 
 * ``classic/``  — the classic group (JoinGroup/SyncGroup/Heartbeat), also under coordinator faults.
 * ``consumer/`` — the KIP-848 consumer group, and online migration between the two protocols.
+* ``share/``    — the KIP-932 share group (``modern/share/``): membership, initialization, the
+  ``simple`` assignor.
 
-Shared by both (imports point from the rooms to these, never back; the layer test checks it):
+Shared by every room (imports point from the rooms to these, never back; the layer test checks it):
 
 * ``commands.py``    — the vocabulary: what a client sends, what a broker or the model answers.
 * ``apis.py``        — Kafka's API keys, the one table every layer reads.

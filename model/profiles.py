@@ -35,7 +35,8 @@ consumer`` runs the new Java coordinator of that release instead — not modelle
 profile (it is close to, but not the same code as, 4.x).
 
 The KIP-848 consumer group (4.0 to 4.4): :func:`consumer_line_rules`, the ``ConsumerGroupConfig``
-switches that hold a line to its own rules, each cited at its switch.
+switches that hold a line to its own rules, each cited at its switch. The KIP-932 share group (4.3
+and 4.4): :func:`share_line_rules`, the same for ``ShareGroupConfig``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from typing import Any
+
+from kgc.model.commands import NotModelled
 
 INT32_MAX = 2**31 - 1
 
@@ -728,6 +731,29 @@ def consumer_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
         # RegularExpressions`` in the 4.0.2 jar)
         rules["regex_drop_bumps"] = False
         rules["regex_refresh_interval_ms"] = None
+    return rules
+
+
+def share_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
+    """The ``ShareGroupConfig`` switches (``model/share/group.py``) that hold a ``release``
+    (``(major, minor)``) to its own rules (the defaults are the newest line's, and None's). 4.3.1
+    was read in its sources, 4.4.0 in its jar's bytecode (``docs/share-groups.md`` §7); older lines
+    are refused: 4.2.2's jar starts a share group at epoch 0 (``ModernGroup``'s constructor) and
+    checks ``initializedAssignmentPending`` while the assignment is behind, and 4.1 and 4.0 turn
+    share groups off by default or speak only their preview (v0)."""
+    if release is None:
+        return {}
+    if release < (4, 3):
+        raise NotModelled(
+            f"share groups of Kafka {release[0]}.{release[1]} are not modelled (4.3 and 4.4 "
+            "were read; 4.2 starts a group at epoch 0 and bumps it differently)"
+        )
+    rules: dict[str, Any] = {}
+    if release < (4, 4):
+        # fencing the last member leaves the assignment epoch behind the group epoch
+        # (``shareGroupFenceMember``; 4.4.0 writes a target-assignment metadata record at the new
+        # group epoch)
+        rules["empty_group_assignment_catches_up"] = False
     return rules
 
 

@@ -119,10 +119,13 @@ def test_third_party_imports_are_allowed_ones(folder: str) -> None:
 # the model's shared modules) is the room named by its file.
 ROOMS = {
     "conformance": ["errors", "artifacts", "wire", "brokers", "faults", "mutants", "drivers"],
-    # the model's shared modules (commands, errors, checker, timers, profiles, …) sit below both
-    # group types; a migrating consumer group holds a classic one, never the reverse
-    "model": ["", "classic", "consumer"],
+    # the model's shared modules (commands, errors, checker, timers, profiles, …) sit below every
+    # group type; a migrating consumer group holds a classic one, never the reverse; the share
+    # group stands alone (``STANDALONE_ROOMS``)
+    "model": ["", "classic", "consumer", "share"],
 }
+# Rooms that may import only the shared modules of their layer, whatever their place in ROOMS.
+STANDALONE_ROOMS = {"model": ["share"]}
 
 
 def _room(folder: str, path_or_module: str) -> str:
@@ -154,6 +157,18 @@ def test_rooms_point_one_way(folder: str) -> None:
             if theirs in order and mine in order and order.index(theirs) > order.index(mine):
                 bad.append(f"{rel} ({mine or 'shared'}) imports {mod} ({theirs or 'shared'})")
     assert not bad, "imports against the order of rooms:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("folder", sorted(STANDALONE_ROOMS))
+def test_standalone_rooms_import_only_shared_modules(folder: str) -> None:
+    package = FOLDER_PACKAGE[folder]
+    bad = []
+    for room in STANDALONE_ROOMS[folder]:
+        for path in sorted((ROOT / folder / room).rglob("*.py")):
+            for mod in imports_of(path):
+                if mod.startswith(package + ".") and _room(folder, mod) not in ("", room):
+                    bad.append(f"{path.relative_to(ROOT)} imports {mod}")
+    assert not bad, "a standalone room imports another room:\n" + "\n".join(bad)
 
 
 def test_every_room_has_a_map_naming_its_files() -> None:
