@@ -57,6 +57,18 @@ them):
 * ``migration-classic-member-stale-epoch``: a classic member of a consumer group committing at a
   generation it does not hold hears ``STALE_MEMBER_EPOCH``, the consumer protocol's error, not
   ``ILLEGAL_GENERATION`` (``ConsumerGroupModel._offset_commit``).
+
+KIP-932 share-group variants (``model/share/group.py``; only ``--protocol share`` can see them):
+
+* ``share-epoch-not-bumped``: a member that leaves or whose session ends does not bump the
+  group epoch (``fence_member``).
+* ``share-fenced-epoch-accepted``: a heartbeat with an epoch the member does not have is
+  accepted (``member_epoch_valid`` always true).
+* ``share-uninitialized-assigned``: the assignor hands out partitions the share coordinator has
+  not initialized yet (``simple_targets`` told every topic is initialized).
+* ``share-pending-not-bumped``: partitions initialized after the target was computed never bump
+  the group epoch (``initialized_assignment_pending`` always false), so the members wait for a
+  change of membership to be given them.
 """
 
 from __future__ import annotations
@@ -349,6 +361,49 @@ SCENARIO_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
 }
 
 
+def _share_epoch_not_bumped() -> Callable[[], None]:
+    from kgc.model.share import group as share_group
+
+    original = share_group.fence_member
+
+    def fence_member(s: Any, member_id: str, **kwargs: Any) -> Any:
+        out = original(s, member_id, **kwargs)
+        return replace(out, group_epoch=s.group_epoch, assignment_epoch=s.assignment_epoch)
+
+    return _patched(share_group, "fence_member", fence_member)
+
+
+def _share_fenced_epoch_accepted() -> Callable[[], None]:
+    from kgc.model.share import group as share_group
+
+    return _patched(share_group, "member_epoch_valid", lambda *args: True)
+
+
+def _share_uninitialized_assigned() -> Callable[[], None]:
+    from kgc.model.share import group as share_group
+
+    original = share_group.simple_targets
+
+    def simple_targets(subscriptions: Any, topics: Any, initialized: Any, previous: Any) -> Any:
+        return original(subscriptions, topics, frozenset(t for t, _ in topics), previous)
+
+    return _patched(share_group, "simple_targets", simple_targets)
+
+
+def _share_pending_not_bumped() -> Callable[[], None]:
+    from kgc.model.share import group as share_group
+
+    return _patched(share_group, "initialized_assignment_pending", lambda *args: False)
+
+
+SHARE_VARIANTS: dict[str, Callable[[], Callable[[], None]]] = {
+    "share-epoch-not-bumped": _share_epoch_not_bumped,
+    "share-fenced-epoch-accepted": _share_fenced_epoch_accepted,
+    "share-uninitialized-assigned": _share_uninitialized_assigned,
+    "share-pending-not-bumped": _share_pending_not_bumped,
+}
+
+
 @contextmanager
 def broken(name: str) -> Iterator[None]:
     """Run the block with the model variant ``name`` in force."""
@@ -358,6 +413,7 @@ def broken(name: str) -> Iterator[None]:
         **CONSUMER_VARIANTS,
         **MIGRATION_VARIANTS,
         **SCENARIO_VARIANTS,
+        **SHARE_VARIANTS,
     }
     if name not in known:
         raise ValueError(f"unknown variant {name!r}; known: {', '.join(known)}")

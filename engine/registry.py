@@ -58,6 +58,19 @@ SHARE_SETTINGS = {
     "group.share.assignment.interval.ms": "assignment_interval_ms",
 }
 
+# How long after the heartbeat that subscribed a share group to a topic its partitions may still
+# be uninitialized (rule 8 of ``model/share/group.py``). Kafka waits for nothing on purpose: the
+# heartbeat schedules a zero-delay timer task that asks the share coordinator to initialize the
+# partitions (``GroupCoordinatorService.shareGroupHeartbeat`` →
+# ``GroupMetadataManager.shareGroupInitializeState``, one write to ``__share_group_state``), and
+# the result is written back at once. Measured on 4.3.1 once the share workload has warmed the
+# share coordinator up (``workloads._warm_up_share_groups``): a new group's member holds every
+# partition at its second heartbeat, 0.16 s after joining. 2 s leaves an order of magnitude for
+# a loaded machine. A failed initialization is retried only after
+# ``group.share.initialize.retry.interval.ms`` (30 s): the bound does not cover it, and a run
+# that meets one reports it as a divergence naming the initialization timer.
+SHARE_INITIALIZATION_MS = 2000.0
+
 
 def _profile_name(description: dict[str, Any]) -> str:
     if description.get("model_profile"):
@@ -337,11 +350,13 @@ def share_manifest(
     """The manifest's ``model`` record for a KIP-932 share group: the broker's ``group.share.*``
     facts (:data:`SHARE_SETTINGS`), the topics (name -> partitions) the run created, and the
     rules of the release line the run is judged by (``profiles.share_line_rules``; a line the
-    share model does not cover raises ``NotModelled``). ``initialization_ms`` is left open (None:
-    an initialization may complete at any moment, never forced) until a measurement bounds it."""
+    share model does not cover raises ``NotModelled``). ``initialization_ms`` is
+    :data:`SHARE_INITIALIZATION_MS`: the share coordinator has that long to initialize a topic a
+    heartbeat subscribed to (rule 8 of ``model/share/group.py``)."""
     config: dict[str, Any] = {"topics": [[t, n] for t, n in sorted(topics.items())]}
     if reorder:
         config["reorder_window_ms"] = REORDER_WINDOW_MS
+    config["initialization_ms"] = SHARE_INITIALIZATION_MS
     for setting, field_name in SHARE_SETTINGS.items():
         value = (description.get("group_config") or {}).get(setting)
         if value is not None:

@@ -49,6 +49,7 @@ from kgc.model.commands import (
     TopicPartition,
 )
 from kgc.model.errors import NONE
+from kgc.model.requests import CLASSIC_REQUESTS
 from kgc.properties.machine import (
     MAX_CLIENTS,
     TOPIC_PARTITIONS,
@@ -69,6 +70,12 @@ INVALID = ("stranger", "no-topics", "empty-topics", "empty-id", "blank-id", "lon
 SUBSCRIPTIONS = ("topic", "none", "missing")
 RACKS = ("rack-a", "rack-b", " ")  # " ": blank, refused with INVALID_REQUEST
 LIST_FILTERS = ("none", "share", "classic", "stable", "empty")
+#: The versions the machine sends of the share requests (Kafka 4.2-4.4 define v1 alone; v0 was
+#: 4.0's early access: ``ShareGroupHeartbeatRequest.json``), narrowed by what a broker offers.
+SHARE_VERSIONS: dict[str, tuple[int, ...]] = {
+    "ShareGroupHeartbeat": (1,),
+    "ShareGroupDescribe": (1,),
+}
 # Kafka's member-id limit (``KafkaApis.handleShareGroupHeartbeat``: 1 to 36 characters)
 MAX_MEMBER_ID = 36
 
@@ -137,7 +144,14 @@ class ShareGroupMachine(EngineMachine):
         self.checked_targets: set[tuple[int, int]] = set()  # (group epoch, assignment epoch)
 
     def _version(self, api: str, vi: int) -> int | None:
-        versions = sorted(self.context.versions.get(api) or ())
+        """The ``vi``-th version of ``api`` the target speaks: the negotiated ones, else (no
+        broker negotiated them) :data:`SHARE_VERSIONS`'s, or kafka-python's for ListGroups and
+        DeleteGroups; None if there are none."""
+        versions = sorted(
+            self.context.versions.get(api)
+            or SHARE_VERSIONS.get(api)
+            or (CLASSIC_REQUESTS[api].drawn_versions if api in CLASSIC_REQUESTS else ())
+        )
         return versions[vi % len(versions)] if versions else None
 
     # ------------------------------------------------------------------ learning
@@ -235,11 +249,14 @@ class ShareGroupMachine(EngineMachine):
         )
     )
     def converge(self, plan: tuple[list[str], int, int]) -> None:
-        """A macro: the listed consumers heartbeat in turn, ``rounds`` times."""
+        """A macro: the listed consumers heartbeat in turn, ``rounds`` times, then the first
+        describes the group (a group whose members all heartbeat since the last change shows a
+        settled target, which the invariant checks)."""
         members, vi, rounds = plan
         for _ in range(rounds):
             for client in members:
                 self._heartbeat(client, vi)
+        self.describe(members[0], vi)
 
     @rule(client=clients, vi=VERSION_INDEX)
     def rejoin(self, client: str, vi: int) -> None:

@@ -1,0 +1,59 @@
+"""Quality for KIP-932 share groups: each broken share-group variant
+(``kgc.engine.broken.SHARE_VARIANTS``, searched with ``--protocol share``) is caught against the
+session broker (Kafka 4.3 or later: the share model's lines), shrunk to a trace of at most 10
+commands that fails again on replay with the variant in force, and passes on replay with the
+real model — as ``test_broken_consumer_models.py`` does for the consumer protocol."""
+
+from __future__ import annotations
+
+import pytest
+from kgc.conformance.brokers.session import description_of
+from kgc.conformance.drivers.suite import replay_on_broker, run_suite
+from kgc.conformance.wire.client import Cluster
+from kgc.engine.broken import SHARE_VARIANTS, broken
+from kgc.engine.registry import release_line
+from kgc.engine.traces import load, render
+
+MAX_COMMANDS = 10
+SEED = 1
+
+
+def _replay(broker, trace):  # noqa: ANN001
+    cluster = Cluster(broker.bootstrap_servers, client_id="kgc-quality")
+    try:
+        return replay_on_broker(broker, cluster, trace)
+    finally:
+        cluster.close()
+
+
+@pytest.mark.broker
+@pytest.mark.quality
+@pytest.mark.parametrize("variant", sorted(SHARE_VARIANTS))
+def test_share_suite_catches_broken_model(variant, kgc_broker, tmp_path):
+    version = str(description_of(kgc_broker).get("version") or "4.3")
+    line = release_line(version)
+    if line is not None and line < (4, 3):
+        pytest.skip(f"Kafka {version}: the share model describes 4.3 and later")
+    with broken(variant):
+        result = run_suite(
+            bootstrap_servers=kgc_broker.bootstrap_servers,
+            description=description_of(kgc_broker),
+            profile="quality",
+            seed=SEED,
+            traces_dir=tmp_path,
+            shrink_budget_s=30,
+            minimize_budget_s=60,
+            protocol="share",
+        )
+    assert result.failure == "divergence", (
+        f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"
+    )
+    assert len(result.saved) == 1
+    trace = load(result.saved[0])
+    print(f"{variant}: {result.examples} examples, {len(trace.commands)} commands\n{render(trace)}")
+    assert len(trace.commands) <= MAX_COMMANDS, render(trace)
+    with broken(variant):
+        again = _replay(kgc_broker, trace)
+    assert again.engine.divergence is not None, f"replay did not fail:\n{render(again.trace)}"
+    real = _replay(kgc_broker, trace)
+    assert real.engine.divergence is None, f"the real model diverges too:\n{render(real.trace)}"
