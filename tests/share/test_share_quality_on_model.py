@@ -16,8 +16,8 @@ from kgc.engine.broken import SHARE_VARIANTS, broken, real_model
 from kgc.engine.registry import build_share
 from kgc.engine.target import ModelTarget
 from kgc.model.checker import CheckerConfig
-from kgc.properties.share_machine import share_machine_for
 from kgc.properties.machine import DivergenceError, SuiteContext
+from kgc.properties.share_machine import share_machine_for
 
 RECORD = {
     "name": "ShareGroupModel",
