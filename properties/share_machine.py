@@ -65,6 +65,8 @@ OUT_OF_GROUP = ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID", "GROUP_ID_NOT_FOUND"
 #: What a confused client sends (``invalid``), each refused by a rule of its own
 #: (docs/share-groups.md §2, rows 3 and 6-8; row 14 for the stranger).
 INVALID = ("stranger", "no-topics", "empty-topics", "empty-id", "blank-id", "long-id", "epoch-2")
+#: What a client sends once every member has left (``all_leave``).
+AFTER_ALL_LEFT = ("describe", "list", "delete", "stranger", "empty-id")
 #: A subscription a consumer may move to: the run's topic, no topic, or a topic that does not
 #: exist (skipped by the coordinator: no error, no auto-creation).
 SUBSCRIPTIONS = ("topic", "none", "missing")
@@ -289,6 +291,23 @@ class ShareGroupMachine(EngineMachine):
         v = self.views[client]
         if v.member_id:
             self._heartbeat(client, vi, epoch=-1)
+
+    @rule(client=clients, vi=VERSION_INDEX, then=st.sampled_from(AFTER_ALL_LEFT))
+    def all_leave(self, client: str, vi: int, then: str) -> None:
+        """A macro: every consumer in the group leaves (the application shuts down), then
+        ``client`` sends one request to the group they left Empty: a describe, a ListGroups, a
+        DeleteGroups, a heartbeat under an unknown id, or an invalid join."""
+        for name, v in self.views.items():
+            if v.member_epoch > 0:
+                self._heartbeat(name, vi, epoch=-1)
+        if then == "describe":
+            self.describe(client, vi)
+        elif then == "list":
+            self.list_groups(client, vi, "none")
+        elif then == "delete":
+            self.delete_group(client, vi)
+        else:
+            self.invalid(client, vi, then)
 
     @rule(client=clients, vi=VERSION_INDEX, how=st.sampled_from(SUBSCRIPTIONS))
     def subscribe(self, client: str, vi: int, how: str) -> None:
