@@ -534,7 +534,7 @@ def summarise(
         )
         return _summarise_migration(reached, str(policy))
     if protocol == "share":
-        return _summarise_share(reached)
+        return _summarise_share(reached, off)
     consumer = protocol == "consumer"
     all_cells = consumer_universe() if consumer else universe()
     needs_setup = CONSUMER_NEEDS_SETUP if consumer else NEEDS_SETUP
@@ -567,20 +567,22 @@ def summarise(
     }
 
 
-def _summarise_share(reached: dict[Cell, int]) -> dict[str, Any]:
-    """:func:`summarise` for the share machine: :func:`share_universe`."""
-    cells = share_universe()
-    known = set(cells)
+def _summarise_share(reached: dict[Cell, int], off: set[str]) -> dict[str, Any]:
+    """:func:`summarise` for the share machine: :func:`share_universe`, less the cells of a
+    request type the target goes without (``off``)."""
+    known = set(share_universe())
+    cells = [c for c in share_universe() if c[1] not in off]
+    hit = sum(1 for c in cells if reached.get(c, 0) > 0)
     return {
         "unreachable": {},
         "cells": len(cells),
-        "reached": sum(1 for c in cells if reached.get(c, 0) > 0),
-        "percent": 100.0 * sum(1 for c in cells if reached.get(c, 0) > 0) / len(cells),
+        "reached": hit,
+        "percent": 100.0 * hit / len(cells),
         "never": [f"{s} × {r} × {e}" for (s, r, e) in cells if reached.get((s, r, e), 0) == 0],
         "outside_universe": sorted(
             f"{s} × {r} × {e}" for (s, r, e), n in reached.items() if n and (s, r, e) not in known
         ),
-        "unsupported": [],
+        "unsupported": [f"{s} × {r} × {e}" for (s, r, e) in share_universe() if r in off],
         "excluded": len(_SHARE_IMPOSSIBLE),
         "never_needs_setup": [],
     }

@@ -146,14 +146,17 @@ class ShareGroupMachine(EngineMachine):
         self.checked_targets: set[tuple[int, int]] = set()  # (group epoch, assignment epoch)
 
     def _version(self, api: str, vi: int) -> int | None:
-        """The ``vi``-th version of ``api`` the target speaks: the negotiated ones, else (no
-        broker negotiated them) :data:`SHARE_VERSIONS`'s, or kafka-python's for ListGroups and
-        DeleteGroups; None if there are none."""
-        versions = sorted(
-            self.context.versions.get(api)
-            or SHARE_VERSIONS.get(api)
-            or (CLASSIC_REQUESTS[api].drawn_versions if api in CLASSIC_REQUESTS else ())
-        )
+        """The ``vi``-th version of ``api`` the target speaks: the negotiated ones (none for a
+        request the target goes without), else (no broker negotiated them)
+        :data:`SHARE_VERSIONS`'s, or kafka-python's for ListGroups and DeleteGroups; None if
+        there are none."""
+        if api in self.context.versions:  # negotiated (none: the target goes without it)
+            versions = sorted(self.context.versions[api])
+        else:
+            versions = sorted(
+                SHARE_VERSIONS.get(api)
+                or (CLASSIC_REQUESTS[api].drawn_versions if api in CLASSIC_REQUESTS else ())
+            )
         return versions[vi % len(versions)] if versions else None
 
     # ------------------------------------------------------------------ learning

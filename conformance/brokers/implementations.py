@@ -100,6 +100,31 @@ SETTINGS: dict[str, tuple[Setting, ...]] = {
             "allowance (``engine/allowances.py``, cleanup) kfake never needs",
             proof=None,
         ),
+        Setting(
+            key="group.share.assignment.interval.ms",
+            value=0,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": a share group's target "
+            "is recomputed in the request that changed the group (`recomputeAssignments` from "
+            "`handleJoin` l.510 and l.532, `handleLeave` l.555, `handleRegularHeartbeat` l.599, "
+            "`fenceMember` l.901), as Kafka does at 0; kfake has no such setting to read, and at "
+            "Kafka's default (1000) the share model could not judge it at all. It explains no "
+            "deviation",
+            proof=None,
+        ),
+    ),
+    RDKAFKA_MOCK: (
+        Setting(
+            key="group.share.assignment.interval.ms",
+            value=0,
+            source="src/rdkafka_mock_sharegrp.c at " + RDKAFKA_COMMIT + ": a share group's "
+            "assignment is recomputed in the request that changed the group "
+            "(`rd_kafka_mock_sharegroup_assignment_recalculate`, called from the heartbeat "
+            "handler, src/rdkafka_mock_handlers.c l.3299, and when a member is fenced, "
+            "`rd_kafka_mock_sharegroup_member_fenced` l.239), as "
+            "Kafka does at 0; the mock has no such setting to read, and at Kafka's default (1000) "
+            "the share model could not judge it at all. It explains no deviation",
+            proof=None,
+        ),
     ),
 }
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kgc.model.apis import CONSUMER_GROUP_APIS, OFFSET_APIS, SHARE_GROUP_APIS, keys_of
+from kgc.model.apis import CONSUMER_GROUP_APIS, KEYS, OFFSET_APIS, SHARE_GROUP_APIS, keys_of
 from kgc.model.checker import Model
 from kgc.model.client_view import CONSUMER_VERSIONS
 from kgc.properties.machine import (
@@ -369,10 +369,25 @@ def share_workload(
     versions, the probe, the warm-up), checked by the share-group model
     (``registry.share_manifest``)."""
     prepare_share(cluster, description, topic=topic)
+    from kgc.conformance.errors import ProtocolUnsupported
     from kgc.engine.registry import build_share, share_manifest
+    from kgc.model.commands import NotModelled
     from kgc.properties.share_machine import share_machine_for
 
-    record = share_manifest(description, {topic: TOPIC_PARTITIONS})
+    try:
+        record = share_manifest(description, {topic: TOPIC_PARTITIONS})
+    except NotModelled as exc:  # judged by a line without share groups (its API versions' line)
+        raise ProtocolUnsupported(
+            f"{exc}: judge its share groups by a line kgc models, e.g. --rules kafka-4.3"
+        ) from None
+    key = "group.share.assignment.interval.ms"
+    interval = int((description.get("group_config") or {}).get(key) or 0)
+    if interval:  # the model computes targets at once (``ShareGroupConfig``)
+        source = (description.get("fact_sources") or {}).get(key, "assumed")
+        raise ProtocolUnsupported(
+            f"the broker's {key} is {interval} ({source}): kgc models share-group targets "
+            f"computed at once (0); if the broker computes them so, say --broker-config {key}=0"
+        )
     return _broker_harness(
         cluster,
         description,
@@ -395,7 +410,9 @@ def prepare_share(
     cluster.refresh_metadata()
     first = min(b.node_id for b in cluster.metadata().brokers)
     versions = description.setdefault("request_versions", {})
-    versions.update(_share_versions(cluster.connection(first).broker_versions or {}))
+    offered, missing = _share_versions(cluster.connection(first).broker_versions or {})
+    versions.update(offered)
+    description.setdefault("unsupported_requests", {}).update(missing)
     heartbeat = versions["ShareGroupHeartbeat"][-1]
     _probe_share_groups(cluster, first, heartbeat)
     took, left = _warm_up_share_groups(cluster, topic, heartbeat, timeout_s=timeout_s)
@@ -404,37 +421,44 @@ def prepare_share(
     return took
 
 
-def _share_versions(advertised: dict[int, tuple[int, int]]) -> dict[str, list[int]]:
+def _share_versions(
+    advertised: dict[int, tuple[int, int]],
+) -> tuple[dict[str, list[int]], dict[str, str]]:
     """The versions of each share-group API that the broker offers (ApiVersions) and kgc speaks
-    (what Kafka's spec defines: v1 alone in 4.3.1, ``message_specs.py``), or
-    :class:`ProtocolUnsupported` in one line."""
+    (what Kafka's spec defines: v1 alone in 4.3.1, ``message_specs.py``), and the APIs it goes
+    without (name -> why). ShareGroupHeartbeat is the protocol: without it, or with no version
+    in common, :class:`ProtocolUnsupported` in one line. ShareGroupDescribe is not: a broker
+    without it (librdkafka's mock cluster) is searched with heartbeats alone, its describe
+    cells left out of the count as for any request type a target cannot be sent."""
     from kgc.conformance.errors import ProtocolUnsupported
     from kgc.conformance.wire.message_specs import message_classes
 
     out: dict[str, list[int]] = {}
+    missing: dict[str, str] = {}
     for api, key in SHARE_API_KEYS.items():
-        if key not in advertised:
-            offered = [a for a, k in SHARE_API_KEYS.items() if k in advertised]
-            why = (
-                f"it offers {', '.join(offered)} but kgc needs both to check KIP-932's share groups"
-                if offered
-                else "it does not run KIP-932's share groups (Apache Kafka offers them from 4.1, "
-                "on by default from 4.2)"
-            )
-            raise ProtocolUnsupported(
-                f"the broker does not offer {api} (API key {key}): {why}; check it with "
-                "--protocol classic or consumer"
-            )
-        low, high = advertised[key]
         ours_low, ours_high = message_classes(api)[0].valid_versions
+        low, high = advertised.get(key, (0, -1))
         both = list(range(max(low, ours_low), min(high, ours_high) + 1))
-        if not both:
-            raise ProtocolUnsupported(
-                f"the broker offers {api} v{low}-{high}, kgc speaks v{ours_low}-{ours_high} "
-                "(v0 was Kafka 4.0's early access of share groups)"
-            )
         out[api] = both
-    return out
+        if both:
+            continue
+        why = (
+            f"the broker does not offer {api} (API key {key})"
+            if key not in advertised
+            else f"the broker offers {api} v{low}-{high}, kgc speaks v{ours_low}-{ours_high} "
+            "(v0 was Kafka 4.0's early access of share groups)"
+        )
+        if api != "ShareGroupHeartbeat":
+            missing[api] = why
+            continue
+        offered = [a for a, k in SHARE_API_KEYS.items() if k in advertised]
+        if key not in advertised and not offered:
+            why += (
+                ": it does not run KIP-932's share groups (Apache Kafka offers them from 4.1, on "
+                "by default from 4.2)"
+            )
+        raise ProtocolUnsupported(f"{why}; check it with --protocol classic or consumer")
+    return out, missing
 
 
 def _probe_share_groups(cluster: Cluster, node: int, version: int) -> None:
@@ -506,6 +530,8 @@ def _warm_up_share_groups(
             given = sum(len(t.partitions) for t in answer.assignment.topic_partitions or ())
     took = time.monotonic() - start
     cluster._request(conn, share_group_heartbeat(conn, group, member, -1, version=version))
+    if KEYS["DeleteGroups"] not in (conn.broker_versions or {}):  # librdkafka's mock cluster
+        return took, f"the warm-up's share group {group} is left: the broker offers no DeleteGroups"
     while True:  # an Empty share group with initialized partitions: its state is deleted first
         results = cluster._request(conn, delete_groups(conn, [group])).results
         error = error_name(results[0].error_code) if results else "no result"

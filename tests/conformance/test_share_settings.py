@@ -21,17 +21,25 @@ def test_the_share_workload_is_named_as_the_cli_names_it():
 
 def test_v1_is_negotiated_where_the_broker_offers_it():
     # Kafka 4.1-4.3 advertise both at v1 (ShareGroupHeartbeatRequest.json: "validVersions": "1")
-    assert _share_versions({76: (1, 1), 77: (1, 1), 68: (0, 1)}) == {
-        "ShareGroupHeartbeat": [1],
-        "ShareGroupDescribe": [1],
-    }
+    assert _share_versions({76: (1, 1), 77: (1, 1), 68: (0, 1)}) == (
+        {"ShareGroupHeartbeat": [1], "ShareGroupDescribe": [1]},
+        {},
+    )
+
+
+def test_a_broker_without_share_group_describe_is_searched_with_heartbeats():
+    # librdkafka's mock cluster offers ShareGroupHeartbeat v1 and no ShareGroupDescribe
+    versions, missing = _share_versions({76: (1, 1)})
+    assert versions == {"ShareGroupHeartbeat": [1], "ShareGroupDescribe": []}
+    assert list(missing) == ["ShareGroupDescribe"]
+    assert "API key 77" in missing["ShareGroupDescribe"]
 
 
 @pytest.mark.parametrize(
     ("advertised", "named"),
     [
         ({}, "ShareGroupHeartbeat (API key 76)"),  # 3.9, or 4.0 without early access
-        ({76: (1, 1)}, "ShareGroupDescribe (API key 77)"),
+        ({77: (1, 1)}, "ShareGroupHeartbeat (API key 76)"),
         ({76: (0, 0), 77: (0, 0)}, "ShareGroupHeartbeat v0-0"),  # 4.0's early-access v0 only
     ],
 )
