@@ -57,6 +57,10 @@ SHARE_SETTINGS = {
     "group.share.max.size": "max_size",
     "group.share.assignment.interval.ms": "assignment_interval_ms",
 }
+# a setting some lines lack -> the ``share_line_rules`` switch that says whether a line has it:
+# a line without it takes no value for it (a broker of that line does not say it, so the fact is
+# only 4.3's default, assumed; 4.2 behaves as an interval of 0)
+SHARE_SETTING_SINCE = {"group.share.assignment.interval.ms": "has_assignment_interval"}
 
 # How long after the heartbeat that subscribed a share group to a topic its partitions may still
 # be uninitialized (rule 8 of ``model/share/group.py``). Kafka waits for nothing on purpose: the
@@ -350,19 +354,21 @@ def share_manifest(
     """The manifest's ``model`` record for a KIP-932 share group: the broker's ``group.share.*``
     facts (:data:`SHARE_SETTINGS`), the topics (name -> partitions) the run created, and the
     rules of the release line the run is judged by (``profiles.share_line_rules``; a line the
-    share model does not cover raises ``NotModelled``). ``initialization_ms`` is
+    share model does not cover raises ``NotModelled``; a setting the line lacks,
+    :data:`SHARE_SETTING_SINCE`, is not read). ``initialization_ms`` is
     :data:`SHARE_INITIALIZATION_MS`: the share coordinator has that long to initialize a topic a
     heartbeat subscribed to (rule 8 of ``model/share/group.py``)."""
     config: dict[str, Any] = {"topics": [[t, n] for t, n in sorted(topics.items())]}
     if reorder:
         config["reorder_window_ms"] = REORDER_WINDOW_MS
     config["initialization_ms"] = SHARE_INITIALIZATION_MS
+    profile = _profile_name(description)
+    rules = share_line_rules(release_line(profile.removeprefix("kafka-")))
     for setting, field_name in SHARE_SETTINGS.items():
         value = (description.get("group_config") or {}).get(setting)
-        if value is not None:
+        if value is not None and rules.get(SHARE_SETTING_SINCE.get(setting, ""), True):
             config[field_name] = int(value)
-    profile = _profile_name(description)
-    config.update(share_line_rules(release_line(profile.removeprefix("kafka-"))))
+    config.update(rules)
     return {"name": "ShareGroupModel", "profile": profile, "config": config}
 
 

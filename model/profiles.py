@@ -35,8 +35,8 @@ consumer`` runs the new Java coordinator of that release instead — not modelle
 profile (it is close to, but not the same code as, 4.x).
 
 The KIP-848 consumer group (4.0 to 4.4): :func:`consumer_line_rules`, the ``ConsumerGroupConfig``
-switches that hold a line to its own rules, each cited at its switch. The KIP-932 share group (4.3
-and 4.4): :func:`share_line_rules`, the same for ``ShareGroupConfig``.
+switches that hold a line to its own rules, each cited at its switch. The KIP-932 share group
+(4.2 to 4.4): :func:`share_line_rules`, the same for ``ShareGroupConfig``.
 """
 
 from __future__ import annotations
@@ -737,16 +737,15 @@ def consumer_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
 def share_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
     """The ``ShareGroupConfig`` switches (``model/share/group.py``) that hold a ``release``
     (``(major, minor)``) to its own rules (the defaults are the newest line's, and None's). 4.3.1
-    was read in its sources, 4.4.0 in its jar's bytecode (``docs/share-groups.md`` §7); older lines
-    are refused: 4.2.2's jar starts a share group at epoch 0 (``ModernGroup``'s constructor) and
-    checks ``initializedAssignmentPending`` while the assignment is behind, and 4.1 and 4.0 turn
-    share groups off by default or speak only their preview (v0)."""
+    was read in its sources, 4.4.0 and 4.2.2 in their jars' bytecode (``docs/share-groups.md`` §7
+    and §8); 4.1 and 4.0 are refused: 4.1 turns share groups off by default (``share.version``
+    0) and 4.0 speaks only their preview (v0)."""
     if release is None:
         return {}
-    if release < (4, 3):
+    if release < (4, 2):
         raise NotModelled(
-            f"share groups of Kafka {release[0]}.{release[1]} are not modelled (4.3 and 4.4 "
-            "were read; 4.2 starts a group at epoch 0 and bumps it differently)"
+            f"share groups of Kafka {release[0]}.{release[1]} are not modelled (4.2, 4.3 and 4.4 "
+            "were read; 4.1 has them off by default and 4.0 only as a preview)"
         )
     rules: dict[str, Any] = {}
     if release < (4, 4):
@@ -754,6 +753,17 @@ def share_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
         # (``shareGroupFenceMember``; 4.4.0 writes a target-assignment metadata record at the new
         # group epoch)
         rules["empty_group_assignment_catches_up"] = False
+    if release < (4, 3):
+        # the 4.2.2 kafka-group-coordinator jar (bytecode): a new group at epoch 0, not 1
+        # (``ModernGroup``'s constructor sets neither ``groupEpoch`` nor
+        # ``targetAssignmentEpoch``); ``initializedAssignmentPending`` asked whatever the
+        # assignment epoch (``shareGroupHeartbeat``: ``hasMemberSubscriptionChanged(...) ||
+        # initializedAssignmentPending(group)``); no ``group.share.assignment.interval.ms``
+        # (``updateTargetAssignment`` runs whenever the group epoch is ahead; the key is in
+        # neither ``GroupCoordinatorConfig`` nor ``GroupConfig``)
+        rules["initial_group_epoch"] = 0
+        rules["initialized_pending_while_behind"] = True
+        rules["has_assignment_interval"] = False
     return rules
 
 

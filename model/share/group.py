@@ -25,18 +25,21 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    answer with the bump may have been lost).
 3. **Epochs** (``ModernGroup``'s constructor, ``TargetAssignmentMetadata.INITIAL``,
    ``hasMemberSubscriptionChanged``, ``initializedAssignmentPending``): a new group starts at
-   group epoch 1 and assignment epoch 1; a new member at epoch 0, previous epoch -1. The group
-   epoch is bumped by one when the member's subscribed topic *set* changed (a new member always),
-   or, when the assignment is current (assignment epoch >= group epoch, read before this
-   heartbeat), when some subscribed topic's initialized partitions differ from the union of every
-   member's target partitions of it (``initializedAssignmentPending``). A rack or client id change
-   bumps nothing. The metadata hash adds no bump here: the topics are made before the run and
-   never change (``docs/share-groups.md`` §6).
+   group epoch 1 and assignment epoch 1 (4.2: 0 and 0, ``initial_group_epoch``); a new member at
+   epoch 0, previous epoch -1. The group epoch is bumped by one when the member's subscribed topic
+   *set* changed (a new member always), or, when the assignment is current (assignment epoch >=
+   group epoch, read before this heartbeat; 4.2 asks whatever the assignment epoch,
+   ``initialized_pending_while_behind``), when some subscribed topic's initialized partitions
+   differ from the union of every member's target partitions of it
+   (``initializedAssignmentPending``). A rack or client id change bumps nothing. The metadata hash
+   adds no bump here: the topics are made before the run and never change
+   (``docs/share-groups.md`` §6).
 4. **Target assignment** (``maybeUpdateTargetAssignment``, ``TargetAssignmentBuilder``,
    ``GroupSpecImpl.isPartitionAssignable``): when the group epoch is ahead of the assignment epoch
    the assignor runs over every member at once (``group.share.assignment.interval.ms`` = 0, the
-   only interval modelled) and the assignment epoch becomes the group epoch. Only *initialized*
-   partitions are assignable. Otherwise the last target is kept.
+   only interval modelled; 4.2 has no such setting and always runs it then,
+   ``has_assignment_interval``) and the assignment epoch becomes the group epoch. Only
+   *initialized* partitions are assignable. Otherwise the last target is kept.
 5. **The ``simple`` assignor** (``assignor/SimpleAssignor``, ``SimpleHomogeneousAssignmentBuilder``
    when every member names the same topics (``ModernGroup.subscriptionType``), else
    ``SimpleHeterogeneousAssignmentBuilder``): ported step by step (:func:`simple_targets`). What
@@ -101,15 +104,18 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
     ``GroupCoordinatorShard.sharePartitionDeleteRequests``, then ``deleteGroups``): a missing
     group is ``GROUP_ID_NOT_FOUND``, one with members ``NON_EMPTY_GROUP``; an Empty one is deleted
     with its share state (initialized and initializing topics go), and a later join makes a new
-    group at epoch 1 whose topics must initialize again. A persister error on the share state's
-    deletion is not modelled (``docs/share-groups.md`` §6 item 6).
+    group at the line's first epoch (``initial_group_epoch``) whose topics must initialize
+    again. A persister error on the share state's deletion is not modelled
+    (``docs/share-groups.md`` §6 item 6).
 13. **Share groups never expire** (``ShareGroup.shouldExpire`` is false; the periodic cleanup,
     ``GroupCoordinatorShard.cleanupGroupMetadata``, deletes only groups that should): an Empty
     share group stays until DeleteGroups.
 
 Kept open: when an initialization completes (rule 8), and the assignor's hash orders (rule 5).
-Release lines (``profiles.share_line_rules``): 4.3 and 4.4, told apart by
-``empty_group_assignment_catches_up``.
+Release lines (``profiles.share_line_rules``): 4.2, 4.3 and 4.4. 4.4 is told apart by
+``empty_group_assignment_catches_up``; 4.2 (read in the 4.2.2 jars' bytecode,
+``docs/share-groups.md`` §8) by ``initial_group_epoch``, ``initialized_pending_while_behind`` and
+``has_assignment_interval``.
 
 Pure: no I/O, no clock, no randomness.
 """
@@ -183,6 +189,23 @@ class ShareGroupConfig:
     # group.share.assignment.interval.ms: only 0 is modelled (rule 4; Kafka's default, 1000,
     # defers targets by wall clock: ``docs/share-groups.md`` §6 item 3)
     assignment_interval_ms: int = 0
+    # rule 4: whether the line has ``group.share.assignment.interval.ms`` at all. 4.2 has not: its
+    # ``shareGroupHeartbeat`` calls ``updateTargetAssignment`` whenever the group epoch is ahead of
+    # the assignment epoch, with no time check (4.2.2 bytecode; 4.3's
+    # ``maybeUpdateTargetAssignment`` asks ``canComputeNextTargetAssignment`` first), so it
+    # behaves as an interval of 0 and another interval cannot be its
+    has_assignment_interval: bool = True
+    # rule 3: a new group's group and assignment epochs. 4.3: 1 (``ModernGroup``'s constructor sets
+    # ``groupEpoch`` to 1, ``TargetAssignmentMetadata.INITIAL`` has epoch 1); 4.2: 0 (the 4.2.2
+    # constructor leaves both ``TimelineInteger``s, ``groupEpoch`` and ``targetAssignmentEpoch``,
+    # at 0), so a new group's first member is answered epoch 1, not 2
+    initial_group_epoch: int = 1
+    # rule 3: ``initializedAssignmentPending`` is asked even while the assignment epoch is behind
+    # the group epoch (after a leave or an expiry). 4.2.2's ``shareGroupHeartbeat`` (bytecode)
+    # computes ``hasMemberSubscriptionChanged(...) || initializedAssignmentPending(group)``; 4.3
+    # asks only ``if (group.assignmentEpoch() >= groupEpoch)``. The departed member's target is
+    # gone, so its partitions are pending and the next heartbeat bumps the epoch once more
+    initialized_pending_while_behind: bool = False
     # rule 8: the latest an initialization completes after the heartbeat that started it; None:
     # it may complete at any moment and is never forced (a persister failure and its retry
     # included). A bound must stay below ``group.share.initialize.retry.interval.ms`` (30 s).
@@ -193,6 +216,12 @@ class ShareGroupConfig:
     reorder_window_ms: float = 0.0  # see ``model/timed.py``
 
     def __post_init__(self) -> None:
+        if not self.has_assignment_interval and self.assignment_interval_ms != 0:
+            raise ValueError(
+                f"assignment_interval_ms={self.assignment_interval_ms} on a line without "
+                "group.share.assignment.interval.ms (before 4.3 a share group's target is "
+                "computed in the heartbeat that needs it): leave it at 0"
+            )
         if self.assignment_interval_ms != 0:
             raise ValueError(
                 f"group.share.assignment.interval.ms={self.assignment_interval_ms}: only 0 is "
@@ -901,7 +930,8 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
         if not member_epoch_valid(old, c.member_epoch):
             return [(s, ShareGroupHeartbeatResponse(error=FENCED_MEMBER_EPOCH))]
         if not s.exists:  # rule 3: a new group (its records are written with this heartbeat)
-            s = replace(s, exists=True, group_epoch=1, assignment_epoch=1)
+            first = self.config.initial_group_epoch
+            s = replace(s, exists=True, group_epoch=first, assignment_epoch=first)
         existing = self.config.partitions()
         updated = replace(
             old,
@@ -914,7 +944,7 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
             client_id=client_id_of(c.client),
         )
         bump = updated.subscribed_topic_names != old.subscribed_topic_names
-        if s.assignment_epoch >= s.group_epoch:
+        if self.config.initialized_pending_while_behind or s.assignment_epoch >= s.group_epoch:
             bump |= initialized_assignment_pending(s, existing)
         s = replace(
             s, members=_with_member(s, updated), group_epoch=s.group_epoch + (1 if bump else 0)
@@ -1082,6 +1112,9 @@ def describe_config(config: ShareGroupConfig) -> dict[str, Any]:
         "heartbeat_interval_ms": config.heartbeat_interval_ms,
         "max_size": config.max_size,
         "assignment_interval_ms": config.assignment_interval_ms,
+        "has_assignment_interval": config.has_assignment_interval,
+        "initial_group_epoch": config.initial_group_epoch,
+        "initialized_pending_while_behind": config.initialized_pending_while_behind,
         "initialization_ms": config.initialization_ms,
         "empty_group_assignment_catches_up": config.empty_group_assignment_catches_up,
         "reorder_window_ms": config.reorder_window_ms,

@@ -5,7 +5,8 @@ read in Apache Kafka 4.3.1's sources (``docs/share-groups.md`` gathers them with
 .throwIfShareGroupHeartbeatRequestIsInvalid``, ``GroupMetadataManager.shareGroupHeartbeat`` /
 ``shareGroupLeave`` / ``shareGroupFenceMember`` / ``initializedAssignmentPending``,
 ``ShareGroupAssignmentBuilder``, ``SimpleHomogeneousAssignmentBuilder``,
-``SimpleHeterogeneousAssignmentBuilder``, ``ShareGroup``; 4.4.0's in its jar's bytecode."""
+``SimpleHeterogeneousAssignmentBuilder``, ``ShareGroup``; 4.4.0's and 4.2.2's in their jars'
+bytecode (``javap -c -p``, ``docs/share-groups.md`` §7 and §8)."""
 
 from __future__ import annotations
 
@@ -550,6 +551,147 @@ def test_other_requests_are_not_modelled():
         model.invoke(model.initial(), request_id=1, command=replace(join("c1"), version=0), at_ms=0)
 
 
+# ----------------------------------------------------------------------- the 4.2 line
+# Expectations from the 4.2.2 kafka-group-coordinator jar's bytecode (``docs/share-groups.md``
+# §8): ``ModernGroup``'s constructor leaves ``groupEpoch`` and ``targetAssignmentEpoch`` at 0;
+# ``GroupMetadataManager.shareGroupHeartbeat`` sets ``bumpGroupEpoch =
+# hasMemberSubscriptionChanged(...) || initializedAssignmentPending(group)`` with no look at the
+# assignment epoch, and calls ``updateTargetAssignment`` whenever ``groupEpoch >
+# assignmentEpoch``, with no interval. ``shareGroupLeave``, ``shareGroupFenceMember``,
+# ``initializedAssignmentPending``, ``maybeReconcile`` and the assignor are the same bytecode as
+# 4.3.1's.
+
+CONFIG_4_2 = replace(
+    CONFIG,
+    initial_group_epoch=0,
+    initialized_pending_while_behind=True,
+    has_assignment_interval=False,
+)
+
+
+def formed_4_2(config: ShareGroupConfig = CONFIG_4_2) -> History:
+    """The typical trace on 4.2, one lower: A joins a new group at epoch 0 and is answered 1 (no
+    partition initialized yet); its heartbeat once the topic is initialized bumps to 2 with every
+    partition."""
+    h = History(config)
+    h.call(join("c1"), 0, ok("c1", 1, ()))
+    h.call(beat("c1", 1), 1500, ok("c1", 2, tps(0, 1, 2)))
+    return h
+
+
+def test_a_new_group_starts_at_epoch_0_in_4_2():
+    h = History(CONFIG_4_2)
+    rid = h.send(join("c1"), 0)
+    # the join's new topic set bumps 0 -> 1, and 1 > 0 computes the (empty) target at once
+    assert h.allowed(rid) == {ok("c1", 1, ())}
+    h.receive(rid, ok("c1", 1, ()))
+    rid = h.send(DESCRIBE, 10)
+    assert {(d.group_state, d.group_epoch, d.assignment_epoch) for d in h.allowed(rid)} == {
+        ("Stable", 1, 1)
+    }
+    # the same join on 4.3 (``ModernGroup`` starts at 1) is answered 2
+    h43 = History()
+    assert h43.allowed(h43.send(join("c1"), 0)) == {ok("c1", 2, ())}
+
+
+def test_the_typical_trace_in_4_2():
+    h = formed_4_2()
+    b = h.send(join("c2"), 1600)
+    assert {a.member_epoch for a in h.allowed(b)} == {3}
+    h.receive(b, ok("c2", 3, tps(0)))
+    h.call(beat("c1", 2), 1700, ok("c1", 3, tps(1, 2)))
+
+
+def test_a_group_made_again_after_delete_groups_starts_at_0_in_4_2():
+    h = formed_4_2()
+    h.call(
+        beat("c1", -1),
+        1600,
+        ShareGroupHeartbeatResponse(error="NONE", member_id="c1-1", member_epoch=-1),
+    )
+    h.call(DeleteGroups(client="c9", version=2), 1700, DeleteGroupsResponse(error="NONE"))
+    h.call(join("c1"), 1800, ok("c1", 1, ()))
+    h.call(beat("c1", 1), 2900, ok("c1", 2, tps(0, 1, 2)))
+
+
+def test_after_a_leave_the_next_heartbeat_bumps_once_more_in_4_2():
+    h = formed_4_2()
+    h.call(join("c2"), 1600, ok("c2", 3, tps(0)))
+    h.call(
+        beat("c2", -1),
+        1700,
+        ShareGroupHeartbeatResponse(error="NONE", member_id="c2-1", member_epoch=-1),
+    )
+    rid = h.send(DESCRIBE, 1800)
+    (d,) = h.allowed(rid)
+    assert (d.group_epoch, d.assignment_epoch) == (4, 3)  # the leave: +1, no target
+    h.receive(rid, d)
+    # c1's heartbeat: the targets left (c1's: partitions 1 and 2) no longer cover the initialized
+    # partition 0, so ``initializedAssignmentPending`` bumps 4 -> 5 although the assignment is
+    # behind, and the target is computed at 5 (c1 still holds all three: no assignment sent)
+    rid = h.send(beat("c1", 2), 1900)
+    assert h.allowed(rid) == {ok("c1", 5, None)}
+    # without the 4.2 switch (4.3's rule) the same history answers 4
+    h43 = History(replace(CONFIG_4_2, initialized_pending_while_behind=False))
+    h43.events, h43.rid, h43.t = list(h.events), h.rid, h.t
+    assert h43.allowed(rid) == {ok("c1", 4, None)}
+
+
+def test_an_expiry_gives_the_same_extra_bump_in_4_2():
+    h = formed_4_2()
+    h.call(join("c2"), 1600, ok("c2", 3, tps(0)))
+    h.call(beat("c1", 2), 1700, ok("c1", 3, tps(1, 2)))
+    h.call(beat("c1", 3), 3000, ok("c1", 3, None))
+    # c2's session (2000 ms after its join at 1600) ran out at 3600: epoch 4, target still at 3;
+    # c1's next heartbeat bumps to 5 and takes partition 0 in
+    h.call(beat("c1", 3), 3700, ok("c1", 5, tps(0, 1, 2)))
+
+
+def test_no_extra_bump_when_the_targets_left_still_cover_every_partition_in_4_2():
+    # one partition shared by two members (desiredSharing = ceil(2/1) = 2): when c2 leaves, c1's
+    # target still holds partition 0, so nothing is pending and the epoch moves once
+    h = History(replace(CONFIG_4_2, topics=((T, 1),)))
+    h.call(join("c1"), 0, ok("c1", 1, ()))
+    h.call(beat("c1", 1), 1500, ok("c1", 2, tps(0)))
+    h.call(join("c2"), 1600, ok("c2", 3, tps(0)))
+    h.call(beat("c1", 2), 1700, ok("c1", 3, None))
+    h.call(
+        beat("c2", -1),
+        1800,
+        ShareGroupHeartbeatResponse(error="NONE", member_id="c2-1", member_epoch=-1),
+    )
+    h.call(beat("c1", 3), 1900, ok("c1", 4, None))
+
+
+def test_4_2_has_no_assignment_interval():
+    # no ``group.share.assignment.interval.ms`` in the 4.2.2 ``GroupCoordinatorConfig`` or
+    # ``GroupConfig``: a target is always computed in the heartbeat that needs it
+    with pytest.raises(ValueError, match="line without group.share.assignment.interval.ms"):
+        replace(CONFIG_4_2, assignment_interval_ms=1000)
+
+
+@pytest.mark.parametrize(
+    ("version", "first", "pending_while_behind", "interval", "catches_up"),
+    [
+        ("4.2.2", 0, True, False, False),
+        ("4.3.1", 1, False, True, False),
+        ("4.4.0", 1, False, True, True),
+    ],
+)
+def test_each_line_gets_its_own_share_rules(
+    version: str, first: int, pending_while_behind: bool, interval: bool, catches_up: bool
+) -> None:
+    # a broker that does not say its assignment interval is assumed at 4.3's default, 1000
+    # (``brokerconfig.ASSUMED``); a 4.2 broker has no such setting, so the fact is not taken
+    facts = {"group.share.assignment.interval.ms": 0 if interval else 1000}
+    record = share_manifest({"version": version, "group_config": facts}, {T: 3})
+    config = build_share(record, "g").config
+    assert config.initial_group_epoch == first
+    assert config.initialized_pending_while_behind is pending_while_behind
+    assert config.has_assignment_interval is interval
+    assert config.empty_group_assignment_catches_up is catches_up
+
+
 # ----------------------------------------------------------------------- the registry
 
 
@@ -575,8 +717,8 @@ def test_the_manifest_carries_the_brokers_share_settings_and_the_line():
 
 
 def test_the_manifest_refuses_what_the_model_does_not_cover():
-    with pytest.raises(NotModelled, match="4.2"):
-        share_manifest({"version": "4.2.2"}, {T: 3})
+    with pytest.raises(NotModelled, match="4.1"):
+        share_manifest({"version": "4.1.2"}, {T: 3})
     deferred = {"group_config": {"group.share.assignment.interval.ms": 1000}, "version": "4.3.1"}
     with pytest.raises(ValueError, match="group.share.assignment.interval.ms=0"):
         build_share(share_manifest(deferred, {T: 3}), "g")
