@@ -1,6 +1,6 @@
 """Quality for KIP-932 share groups: each broken share-group variant
 (``kgc.engine.broken.SHARE_VARIANTS``, searched with ``--protocol share``) is caught against the
-session broker (Kafka 4.3 or later: the share model's lines), shrunk to a trace of at most 10
+session broker (Kafka 4.2 or later: the share model's lines), shrunk to a trace of at most 10
 commands that fails again on replay with the variant in force, and passes on replay with the
 real model — as ``test_broken_consumer_models.py`` does for the consumer protocol."""
 
@@ -32,8 +32,8 @@ def _replay(broker, trace):  # noqa: ANN001
 def test_share_suite_catches_broken_model(variant, kgc_broker, tmp_path):
     version = str(description_of(kgc_broker).get("version") or "4.3")
     line = release_line(version)
-    if line is not None and line < (4, 3):
-        pytest.skip(f"Kafka {version}: the share model describes 4.3 and later")
+    if line is not None and line < (4, 2):
+        pytest.skip(f"Kafka {version}: the share model describes 4.2 and later")
     with broken(variant):
         result = run_suite(
             bootstrap_servers=kgc_broker.bootstrap_servers,
