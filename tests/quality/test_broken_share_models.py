@@ -16,6 +16,13 @@ from kgc.engine.traces import load, render
 
 MAX_COMMANDS = 10
 SEED = 1
+# ``share-pending-not-bumped`` shows only when the share coordinator's initialization (rule 8 of
+# ``model/share/group.py``: asynchronous, a few ms on 4.3.1) completed between two heartbeats a
+# few ms apart. Hypothesis runs a failing example again at its own pace, and the search may meet
+# the initialization not done yet: the suite then stops the run as flaky, which fails it as
+# surely as a divergence (a flaky report is never a pass). Its trace, when one is saved, is
+# replayed until it fails again (at most 5 times).
+TIMING_DEPENDENT = {"share-pending-not-bumped": 5}
 
 
 def _replay(broker, trace):  # noqa: ANN001
@@ -45,15 +52,22 @@ def test_share_suite_catches_broken_model(variant, kgc_broker, tmp_path):
             minimize_budget_s=60,
             protocol="share",
         )
-    assert result.failure == "divergence", (
+    caught = ("divergence", "flaky") if variant in TIMING_DEPENDENT else ("divergence",)
+    assert result.failure in caught, (
         f"{variant}: expected a divergence, got {result.failure}: {result.message[:2000]}"
     )
+    if result.failure == "flaky":
+        assert "first divergence" in result.message, result.message[:2000]
+        return
     assert len(result.saved) == 1
     trace = load(result.saved[0])
     print(f"{variant}: {result.examples} examples, {len(trace.commands)} commands\n{render(trace)}")
     assert len(trace.commands) <= MAX_COMMANDS, render(trace)
     with broken(variant):
-        again = _replay(kgc_broker, trace)
+        for _ in range(TIMING_DEPENDENT.get(variant, 1)):
+            again = _replay(kgc_broker, trace)
+            if again.engine.divergence is not None:
+                break
     assert again.engine.divergence is not None, f"replay did not fail:\n{render(again.trace)}"
     real = _replay(kgc_broker, trace)
     assert real.engine.divergence is None, f"the real model diverges too:\n{render(real.trace)}"
