@@ -44,7 +44,7 @@ CASES = {
         json.dumps(
             {
                 "manifest": GOOD_MANIFEST,
-                "events": [{**INVOKE, "command": {"type": "ShareGroupHeartbeat", "client": "c1"}}],
+                "events": [{**INVOKE, "command": {"type": "ElectLeaders", "client": "c1"}}],
             }
         ),
         "field 'type'",
