@@ -21,6 +21,7 @@ from kgc.model.profiles import (
     IMPLEMENTATION_SWITCHES,
     KAFKA_4_X,
     PROFILE_NAMES,
+    SHARE_SWITCHES,
     consumer_line_rules,
     share_line_rules,
 )
@@ -167,7 +168,13 @@ def model_manifest(description: dict[str, Any], *, reorder: bool = True) -> dict
         config["foreign_group_refused"] = True  # ``classic/authorization.py`` A0
     name = _profile_name(description)
     record = {"name": "ClassicGroupModel", "profile": name, "config": config}
-    switches = dict(description.get("implementation_switches") or {})
+    # the implementation's switches of ``Profile``; those of the share group's model
+    # (``SHARE_SWITCHES``) go to its record (:func:`share_manifest`)
+    switches = {
+        k: v
+        for k, v in (description.get("implementation_switches") or {}).items()
+        if k not in SHARE_SWITCHES
+    }
     if not_apache(description) and name in PROFILES:
         # Kafka's own bugs are Apache Kafka's (``model/known_bugs.py``): another implementation
         # judged by a line that has one is held to the protocol's contract there instead
@@ -369,7 +376,16 @@ def share_manifest(
         if value is not None and rules.get(SHARE_SETTING_SINCE.get(setting, ""), True):
             config[field_name] = int(value)
     config.update(rules)
-    return {"name": "ShareGroupModel", "profile": profile, "config": config}
+    record: dict[str, Any] = {"name": "ShareGroupModel", "profile": profile, "config": config}
+    # the implementation's named deviations in the share group (``implementations.SWITCHES``)
+    switches = {
+        k: v
+        for k, v in (description.get("implementation_switches") or {}).items()
+        if k in SHARE_SWITCHES
+    }
+    if switches:
+        record["switches"] = switches
+    return record
 
 
 def build_share(model: dict[str, Any], group_id: str) -> ShareGroupModel:
@@ -389,11 +405,36 @@ def build_share(model: dict[str, Any], group_id: str) -> ShareGroupModel:
         if key == "topics":
             value = tuple((str(t), int(n)) for t, n in value)
         kwargs[key] = value
+    kwargs.update(_share_switches(model.get("switches")))
     try:
         config = ShareGroupConfig(group_id=group_id, **kwargs)
     except ValueError as exc:
         raise ValueError(f"field 'manifest.model.config': {exc}") from exc
     return ShareGroupModel(config)
+
+
+def _share_switches(switches: Any) -> dict[str, Any]:
+    """An implementation's switches of the share group's model (``manifest.model.switches``:
+    name -> value, each one of ``SHARE_SWITCHES``: an implementation switch, or a release-line
+    rule the implementation follows as another line does), checked; a ValueError names a bad
+    one."""
+    if not switches:
+        return {}
+    if not isinstance(switches, dict):
+        raise ValueError(
+            f"field 'manifest.model.switches': expected names -> values, got {switches!r}"
+        )
+    for name, value in switches.items():
+        if name not in SHARE_SWITCHES:
+            raise ValueError(
+                f"field 'manifest.model.switches.{name}': not a switch of the share group's "
+                f"model (switches: {', '.join(sorted(SHARE_SWITCHES))})"
+            )
+        try:
+            _config_value(ShareGroupConfig, name, value)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace(".config.", ".switches.")) from None
+    return dict(switches)
 
 
 def cluster_manifest(description: dict[str, Any], coordinator: int) -> dict[str, Any]:

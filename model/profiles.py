@@ -767,6 +767,22 @@ def share_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
     return rules
 
 
+# The ``ShareGroupConfig`` fields an implementation's profile may switch: the implementation
+# switches (Kafka's behaviour their default), and the release-line rules of
+# :func:`share_line_rules` (every one of them set for the oldest line modelled), which an
+# implementation may follow as that line does (kfake's new share group at epoch 0, as 4.2's).
+SHARE_IMPLEMENTATION_SWITCHES = (
+    "initialized_at_subscription",
+    "describe_shows_target_assignment",
+    "group_answers_carry_interval",
+    "fence_computes_target",
+    "last_member_gone_deletes_group",
+    "assignment_sent_on_epoch_change",
+    "blank_member_id_accepted",
+)
+SHARE_SWITCHES = frozenset(share_line_rules((4, 2))) | frozenset(SHARE_IMPLEMENTATION_SWITCHES)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupConfig:
     """Broker settings that shape one group's behaviour, plus what the model assumes about the

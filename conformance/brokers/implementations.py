@@ -133,12 +133,15 @@ SETTINGS: dict[str, tuple[Setting, ...]] = {
 class Switch:
     """A deviation the model names: ``name`` is a switch of ``Profile`` (``model/profiles.py``: an
     implementation switch of ``IMPLEMENTATION_SWITCHES``, or a release-line rule the implementation
-    follows as another Kafka release does) set to ``value`` for this implementation.
-    ``source`` cites its code at the pinned version; ``proofs`` are the baseline traces it
-    explains (each fails under Kafka's rules and passes with the switch: a broker test)."""
+    follows as another Kafka release does) set to ``value`` for this implementation; or, for the
+    share group, one of ``ShareGroupConfig``'s (``profiles.SHARE_SWITCHES``: an implementation
+    switch of ``SHARE_IMPLEMENTATION_SWITCHES``, or a rule of ``share_line_rules``, whose value
+    may be a number: ``initial_group_epoch``). ``source`` cites its code at the pinned version;
+    ``proofs`` are the baseline traces it explains (each fails under Kafka's rules and passes with
+    the switch: a broker test)."""
 
     name: str
-    value: bool
+    value: bool | int
     source: str
     proofs: tuple[str, ...]
 
@@ -311,6 +314,95 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             ),
         ),
         Switch(
+            name="initial_group_epoch",
+            value=0,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": a new share group is "
+            "made with `groupEpoch` unset, 0 (`getOrCreate` l.250-263), and a new member bumps it "
+            "once (`handleJoin` l.530-532, `g.groupEpoch++`) and takes it (`reconcileMember` "
+            "l.849-854): the first join is answered epoch 1, as Kafka 4.2 does (its "
+            "`ModernGroup` starts at 0); 4.3 starts at 1 and answers 2",
+            proofs=("traces/known/kfake/share-first-join-epoch-1-every-partition.json",),
+        ),
+        Switch(
+            name="initialized_at_subscription",
+            value=True,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": kfake has no share "
+            "coordinator and no share-state initialization; `recomputeAssignments` (l.635-844), "
+            "run in the heartbeat that subscribes (`handleJoin` l.531-532, "
+            "`handleRegularHeartbeat` l.596-599), assigns every partition of each subscribed "
+            "topic that exists (`g.c.topicInfo`, l.692-696), so a new member's first answer "
+            "holds them",
+            proofs=("traces/known/kfake/share-first-join-epoch-1-every-partition.json",),
+        ),
+        Switch(
+            name="describe_shows_target_assignment",
+            value=True,
+            source="pkg/kfake at " + KFAKE_VERSION + ": a share member has one assignment, "
+            "which `recomputeAssignments` (share_groups.go l.635-844) rewrites for every member "
+            "when any member changes the group (l.688, l.728, l.770, l.812), while a member's "
+            "epoch moves only in its own heartbeat (`reconcileMember` l.849-854); "
+            "ShareGroupDescribe lists that assignment (`fillShareGroupDescribe`, "
+            "77_share_group_describe.go l.116-124): a member that has not heartbeated since "
+            "another joined is described with its new target beside its old epoch",
+            proofs=("traces/known/kfake/share-describe-member-assignment-is-its-target.json",),
+        ),
+        Switch(
+            name="group_answers_carry_interval",
+            value=True,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": `shareGroup."
+            "handleHeartbeat` sets `resp.HeartbeatIntervalMillis` (l.478) before it hands the "
+            "answer to the leave (`handleLeave` l.543-567, also its UNKNOWN_MEMBER_ID l.545-547), "
+            "the join's GROUP_MAX_SIZE_REACHED (l.514-516) and the heartbeat's UNKNOWN_MEMBER_ID "
+            "and FENCED_MEMBER_EPOCH (l.570-581): each carries the group's interval; only the "
+            "answers of a missing group (l.222-225) and of validation "
+            "(76_share_group_heartbeat.go l.30-34) leave it 0, as Kafka does in every error and "
+            "leave answer",
+            proofs=("traces/known/kfake/share-leave-answer-carries-heartbeat-interval.json",),
+        ),
+        Switch(
+            name="last_member_gone_deletes_group",
+            value=True,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": a leave (`handleLeave` "
+            "l.562) and a session expiry (`fenceMember` l.903) end in `maybeQuit` (l.906-914), "
+            "which deletes a group with no members and no share-partition state (made only by "
+            "ShareFetch, which the search never sends): ShareGroupDescribe and DeleteGroups then "
+            "answer GROUP_ID_NOT_FOUND, and the next join makes a new group. Kafka keeps an "
+            "Empty share group until DeleteGroups (`ShareGroup.shouldExpire` is false)",
+            proofs=(
+                "traces/known/kfake/share-describe-after-last-leave-group-id-not-found.json",
+                "traces/known/kfake/share-deletegroups-after-last-leave-group-id-not-found.json",
+            ),
+        ),
+        Switch(
+            name="fence_computes_target",
+            value=True,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": a leave bumps the group "
+            "epoch and recomputes the others' assignment at once (`handleLeave` l.553-556), and "
+            "so does a session expiry (`fenceMember` l.899-902); ShareGroupDescribe answers the "
+            "assignment epoch as the group epoch (77_share_group_describe.go l.79-80). Kafka "
+            "computes the new target at the next heartbeat (`shareGroupLeave` bumps the epoch "
+            "only)",
+            proofs=("traces/known/kfake/share-leave-computes-target-at-once.json",),
+        ),
+        Switch(
+            name="assignment_sent_on_epoch_change",
+            value=True,
+            source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ", `handleRegularHeartbeat` "
+            "l.613-618: the assignment is sent to a full request or when `reconcileMember` moved "
+            "the member's epoch (`m.memberEpoch != epochBefore`), whether or not its partitions "
+            "changed; Kafka sends it when they changed (`hasAssignedPartitionsChanged`)",
+            proofs=("traces/known/kfake/share-epoch-bump-sends-unchanged-assignment.json",),
+        ),
+        Switch(
+            name="blank_member_id_accepted",
+            value=True,
+            source="pkg/kfake/76_share_group_heartbeat.go at " + KFAKE_VERSION + ", "
+            "`handleShareGroupHeartbeat` l.45-47: the member id is refused only when empty or "
+            'longer than 36 bytes (`req.MemberID == ""`), never trimmed as the group id is '
+            "(l.36): a member id of blanks joins",
+            proofs=("traces/known/kfake/share-blank-member-id-accepted.json",),
+        ),
+        Switch(
             name="v0_join_rebalance_timeout_is_session",
             value=False,
             source="pkg/kfake/groups.go at " + KFAKE_VERSION + ", `maxRebalanceTimeoutMs` "
@@ -367,6 +459,18 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
                 "traces/known/librdkafka-mock/"
                 "joingroup-first-generation-2-initial-delay-not-extended.json",
             ),
+        ),
+        Switch(
+            name="initialized_at_subscription",
+            value=True,
+            source="src/rdkafka_mock_sharegrp.c at " + RDKAFKA_COMMIT + ": the mock has no "
+            "share coordinator and no share-state initialization; the heartbeat that adds a "
+            "member or changes a subscription (`rd_kafka_mock_handle_ShareGroupHeartbeat`, "
+            "src/rdkafka_mock_handlers.c l.3239-3248, l.3284-3289) recalculates at once "
+            "(l.3298-3299, `rd_kafka_mock_sharegroup_assignment_recalculate` l.516-569), which "
+            "hands out every partition of each subscribed topic that exists "
+            "(`rd_kafka_mock_sharegroup_assign_topic_partitions` l.459-511)",
+            proofs=("traces/known/librdkafka-mock/share-first-join-every-partition.json",),
         ),
         Switch(
             name="fetch_answers_committed_leader_epoch",
@@ -482,7 +586,7 @@ def steers_of(name: str) -> tuple[str, ...]:
     return tuple(s.name for s in STEERS.get(name, ()))
 
 
-def switches_of(name: str) -> dict[str, bool]:
+def switches_of(name: str) -> dict[str, bool | int]:
     """``name``'s named deviations as ``Profile`` switches (empty for one without)."""
     return {s.name: s.value for s in SWITCHES.get(name, ())}
 

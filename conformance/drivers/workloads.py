@@ -368,14 +368,14 @@ def share_workload(
     """KIP-932's share group on ``BrokerTarget`` targets (:func:`prepare_share` first: the
     versions, the probe, the warm-up), checked by the share-group model
     (``registry.share_manifest``)."""
-    prepare_share(cluster, description, topic=topic)
+    partitions = prepare_share(cluster, description, topic=topic)[1]
     from kgc.conformance.errors import ProtocolUnsupported
     from kgc.engine.registry import build_share, share_manifest
     from kgc.model.commands import NotModelled
     from kgc.properties.share_machine import share_machine_for
 
     try:
-        record = share_manifest(description, {topic: TOPIC_PARTITIONS})
+        record = share_manifest(description, {topic: partitions})
     except NotModelled as exc:  # judged by a line without share groups (its API versions' line)
         raise ProtocolUnsupported(
             f"{exc}: judge its share groups by a line kgc models, e.g. --rules kafka-4.3"
@@ -400,13 +400,15 @@ def share_workload(
 
 def prepare_share(
     cluster: Cluster, description: dict[str, Any], *, topic: str, timeout_s: float = SHARE_WARM_UP_S
-) -> float:
+) -> tuple[float, int]:
     """Everything the share workload needs of the broker before its first example: the
     ShareGroupHeartbeat and ShareGroupDescribe versions both sides speak go into
     ``description["request_versions"]``; a broker without share groups is
     :class:`ProtocolUnsupported` (:func:`_share_versions`, :func:`_probe_share_groups`); then the
     share coordinator is warmed up on ``topic`` (:func:`_warm_up_share_groups`). Returns how long
-    the warm-up took, in seconds."""
+    the warm-up took, in seconds, and how many partitions ``topic`` has: as many as Metadata
+    lists, which is not always what was asked (librdkafka's mock cluster, with no CreateTopics,
+    makes it on a Metadata request with its default of 4)."""
     cluster.refresh_metadata()
     first = min(b.node_id for b in cluster.metadata().brokers)
     versions = description.setdefault("request_versions", {})
@@ -415,10 +417,13 @@ def prepare_share(
     description.setdefault("unsupported_requests", {}).update(missing)
     heartbeat = versions["ShareGroupHeartbeat"][-1]
     _probe_share_groups(cluster, first, heartbeat)
-    took, left = _warm_up_share_groups(cluster, topic, heartbeat, timeout_s=timeout_s)
+    partitions = len(cluster.partition_leaders(topic)) or TOPIC_PARTITIONS
+    took, left = _warm_up_share_groups(
+        cluster, topic, heartbeat, partitions=partitions, timeout_s=timeout_s
+    )
     if left is not None:
         description.setdefault("fact_notes", []).append(left)
-    return took
+    return took, partitions
 
 
 def _share_versions(
@@ -483,9 +488,15 @@ def _probe_share_groups(cluster: Cluster, node: int, version: int) -> None:
 
 
 def _warm_up_share_groups(
-    cluster: Cluster, topic: str, version: int, *, timeout_s: float = SHARE_WARM_UP_S
+    cluster: Cluster,
+    topic: str,
+    version: int,
+    *,
+    partitions: int = TOPIC_PARTITIONS,
+    timeout_s: float = SHARE_WARM_UP_S,
 ) -> tuple[float, str | None]:
-    """Wait until a share group is assigned every partition of the run's new ``topic``; return
+    """Wait until a share group is assigned every partition (``partitions``) of the run's new
+    ``topic``; return
     how long that took, in seconds, and a note if the throwaway group could not be deleted.
 
     A share group's member is assigned only partitions the share coordinator has initialized
@@ -506,11 +517,11 @@ def _warm_up_share_groups(
     conn = cluster.connection(cluster.await_coordinator(group))
     epoch, given, error = 0, 0, "NONE"
     topics: list[str] | None = [topic]
-    while given < TOPIC_PARTITIONS:
+    while given < partitions:
         if time.monotonic() > deadline:
             raise KgcError(
                 f"no share group is assigned topic {topic!r} {timeout_s:.0f} s after it was "
-                f"created (last answer: {error}, {given} of {TOPIC_PARTITIONS} partitions): the "
+                f"created (last answer: {error}, {given} of {partitions} partitions): the "
                 "share coordinator did not initialize its partitions"
             )
         if epoch or error != "NONE":

@@ -10,7 +10,8 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    ``INVALID_REQUEST``: a ``MemberId`` that is empty or longer than 36 characters (UTF-16 units,
    Java's ``String.length``); a ``MemberId`` or ``GroupId`` blank after Java's ``trim`` (every
    character <= U+0020), a ``RackId`` that is not null but blank; epoch 0 with
-   ``SubscribedTopicNames`` null or empty; an epoch below -1. An error answer carries only the
+   ``SubscribedTopicNames`` null or empty; an epoch below -1 (``blank_member_id_accepted``, an
+   implementation switch: a blank ``MemberId`` passes). An error answer carries only the
    error (``MemberId`` null, epoch 0, interval 0, no assignment), writes nothing and restarts no
    timer.
 2. **Group and member** (``GroupMetadataManager.shareGroupHeartbeat``,
@@ -66,7 +67,8 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    a topic whose partitions were all taken away stays as a key with no partitions.
 7. **The answer** (end of ``shareGroupHeartbeat``): member id, member epoch, the heartbeat
    interval; the assignment when the request's epoch was 0, or ``SubscribedTopicNames`` was
-   non-null, or the assigned map changed (``ShareGroupMember.hasAssignedPartitionsChanged``). The
+   non-null, or the assigned map changed (``ShareGroupMember.hasAssignedPartitionsChanged``;
+   ``assignment_sent_on_epoch_change``, an implementation switch: or the member's epoch moved). The
    member's session timer is (re)started, ``group.share.session.timeout.ms``. A known member that
    sends epoch 0 keeps its epoch and gets its whole assignment.
 8. **Initialization** (``maybeCreateInitializeShareGroupStateRequest``,
@@ -80,22 +82,29 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    bumps nothing by itself: the next heartbeat that finds the assignment current bumps the epoch
    (rule 3) and a new target takes the partitions in. A persister failure (never in an answer;
    retried by a later heartbeat after ``group.share.initialize.retry.interval.ms``) is covered
-   when ``initialization_ms`` is None, not with a bound.
+   when ``initialization_ms`` is None, not with a bound. Implementations without a share
+   coordinator (``initialized_at_subscription``, an implementation switch) initialize a topic in
+   the heartbeat that subscribes the group to it, before its target is computed.
 9. **Leave and session expiry** (``shareGroupLeave``, ``shareGroupFenceMember``,
    ``scheduleShareGroupSessionTimeout``, ``shareGroupFenceMemberOperation``): epoch -1 to a
    missing group is ``GROUP_ID_NOT_FOUND``, from an unknown member ``UNKNOWN_MEMBER_ID`` (no size or
    epoch check); otherwise the member, its target and its timer go, the group epoch is bumped,
    and no new target is computed (another member's next heartbeat does). The answer echoes the
-   member id and epoch -1, interval 0, no assignment. The session timer fences the same way,
-   ``group.share.session.timeout.ms`` after the member's last successful heartbeat, and does
-   nothing if the member is gone. From 4.4.0 fencing the last member also sets the assignment
-   epoch to the new group epoch (``empty_group_assignment_catches_up``: a target-assignment
-   metadata record in the 4.4.0 jar's ``shareGroupFenceMember``); 4.3.1 leaves it behind.
+   member id and epoch -1, interval 0 (``group_answers_carry_interval``, an implementation
+   switch: the group's, as in its errors of rule 2), no assignment. The session timer fences the
+   same way, ``group.share.session.timeout.ms`` after the member's last successful heartbeat, and
+   does nothing if the member is gone. Implementation switches: ``fence_computes_target`` (the
+   remaining members' target computed at once), ``last_member_gone_deletes_group`` (a group left
+   without members deleted, as by rule 12). From 4.4.0 fencing the last member also sets the
+   assignment epoch to the new group epoch (``empty_group_assignment_catches_up``: a
+   target-assignment metadata record in the 4.4.0 jar's ``shareGroupFenceMember``); 4.3.1 leaves
+   it behind.
 10. **ShareGroupDescribe** (``GroupMetadataManager.shareGroupDescribe``,
     ``ShareGroup.asDescribedGroup``, ``ShareGroupMember.asShareGroupDescribeMember``): a missing
     group is ``GROUP_ID_NOT_FOUND``; else state ``Empty`` (no members) or ``Stable``
     (``ShareGroup.maybeUpdateGroupState``), the group and assignment epochs, assignor ``simple``,
-    and each member's rack, epoch, client id, subscribed topics and assigned partitions.
+    and each member's rack, epoch, client id, subscribed topics and assigned partitions
+    (``describe_shows_target_assignment``, an implementation switch: its target instead).
 11. **ListGroups** (``GroupMetadataManager.listGroups``, ``ShareGroup.isInStates``,
     ``ModernGroup.asListedGroup``, ``Group.GroupType.parse``): the group is listed with protocol
     type ``share``, its state from v4 and type ``share`` from v5; a states filter (trimmed, any
@@ -213,6 +222,35 @@ class ShareGroupConfig:
     # rule 9: fencing the last member sets the assignment epoch to the new group epoch (from
     # 4.4.0, ``shareGroupFenceMember``'s bytecode; 4.3.1 leaves it behind)
     empty_group_assignment_catches_up: bool = True
+    # rule 8, an implementation switch (``profiles.SHARE_IMPLEMENTATION_SWITCHES``): a subscribed
+    # topic that exists is initialized in the heartbeat that subscribes the group to it, before
+    # that heartbeat's target is computed, so a new member is assigned its partitions at once.
+    # Kafka (False) initializes through the share coordinator after the answer
+    initialized_at_subscription: bool = False
+    # rule 10, an implementation switch: ShareGroupDescribe lists each member's target (filtered
+    # to its subscription, as its next heartbeat reconciles to it), not its assigned partitions.
+    # Kafka (False) describes what the member was last answered with
+    # (``ShareGroupMember.asShareGroupDescribeMember``: ``assignedPartitions``)
+    describe_shows_target_assignment: bool = False
+    # rules 2 and 9, an implementation switch: the leave answer and the errors of a group that
+    # exists (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, GROUP_MAX_SIZE_REACHED) carry
+    # ``group.share.heartbeat.interval.ms``. Kafka (False) leaves it 0 in both: an error answer
+    # carries only the error, and ``shareGroupLeave`` sets no interval
+    group_answers_carry_interval: bool = False
+    # rule 9, an implementation switch: a leave or a session expiry that leaves members computes
+    # their new target at once (the assignment epoch follows the group epoch). Kafka (False)
+    # leaves that to the next heartbeat (rule 4)
+    fence_computes_target: bool = False
+    # rules 9 and 13, an implementation switch: a group whose last member leaves or expires is
+    # deleted with its share state, as DeleteGroups does (rule 12). Kafka (False) keeps it Empty
+    last_member_gone_deletes_group: bool = False
+    # rule 7, an implementation switch: the answer carries the assignment also when the member's
+    # epoch moved with its assigned partitions unchanged. Kafka (False) sends it only when they
+    # changed (``hasAssignedPartitionsChanged``), to a join, or to a full request
+    assignment_sent_on_epoch_change: bool = False
+    # rule 1, an implementation switch: a ``MemberId`` of blanks (not empty) is not refused.
+    # Kafka (False) refuses it INVALID_REQUEST (``Utils.throwIfEmptyString`` trims it)
+    blank_member_id_accepted: bool = False
     reorder_window_ms: float = 0.0  # see ``model/timed.py``
 
     def __post_init__(self) -> None:
@@ -738,11 +776,16 @@ def java_blank(text: str) -> bool:
     return not java_trim(text)
 
 
-def invalid(c: ShareGroupHeartbeat, group_id: str) -> bool:
-    """Rule 1: whether the request is refused with ``INVALID_REQUEST`` before the group is read."""
+def invalid(
+    c: ShareGroupHeartbeat, group_id: str, *, blank_member_id_accepted: bool = False
+) -> bool:
+    """Rule 1: whether the request is refused with ``INVALID_REQUEST`` before the group is read
+    (``blank_member_id_accepted``: a member id of blanks passes)."""
     if not c.member_id or java_length(c.member_id) > MAX_MEMBER_ID_LENGTH:
         return True  # ``KafkaApis.isMemberIdValid``
-    if java_blank(c.member_id) or java_blank(group_id):
+    if java_blank(c.member_id) and not blank_member_id_accepted:
+        return True
+    if java_blank(group_id):
         return True
     if c.rack_id is not None and java_blank(c.rack_id):
         return True
@@ -861,7 +904,7 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
             return [_initialized(s, frozenset({key}))]
         # SESSION: ``shareGroupFenceMemberOperation`` fences the member if it is still there
         s = replace(s, session_deadlines=tuple(x for x in s.session_deadlines if x[0] != key))
-        return [self._fence(s, key)]
+        return self._fence(s, key)
 
     def background(self, state: ShareGroupState) -> list[ShareGroupState]:
         """Rule 8: initializations under way may complete at any moment, each on its own (the
@@ -913,22 +956,23 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
         self, s: ShareGroupState, c: ShareGroupHeartbeat
     ) -> list[tuple[ShareGroupState, Response]]:
         """Rules 1-8."""
-        if invalid(c, self.config.group_id):
+        blank_accepted = self.config.blank_member_id_accepted
+        if invalid(c, self.config.group_id, blank_member_id_accepted=blank_accepted):
             return [(s, ShareGroupHeartbeatResponse(error=INVALID_REQUEST))]
         if c.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            return [self._leave(s, c)]
+            return self._leave(s, c)
         joining = c.member_epoch == 0
         if not s.exists and not joining:
             return [(s, ShareGroupHeartbeatResponse(error=GROUP_ID_NOT_FOUND))]
         old = s.member(c.member_id)
         if len(s.members) >= self.config.max_size and old is None:
-            return [(s, ShareGroupHeartbeatResponse(error=GROUP_MAX_SIZE_REACHED))]
+            return [(s, self._group_error(GROUP_MAX_SIZE_REACHED))]
         if old is None:
             if not joining:
-                return [(s, ShareGroupHeartbeatResponse(error=UNKNOWN_MEMBER_ID))]
+                return [(s, self._group_error(UNKNOWN_MEMBER_ID))]
             old = Member(member_id=c.member_id)
         if not member_epoch_valid(old, c.member_epoch):
-            return [(s, ShareGroupHeartbeatResponse(error=FENCED_MEMBER_EPOCH))]
+            return [(s, self._group_error(FENCED_MEMBER_EPOCH))]
         if not s.exists:  # rule 3: a new group (its records are written with this heartbeat)
             first = self.config.initial_group_epoch
             s = replace(s, exists=True, group_epoch=first, assignment_epoch=first)
@@ -943,6 +987,8 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
             ),
             client_id=client_id_of(c.client),
         )
+        if self.config.initialized_at_subscription:
+            s = _initialized_at_once(s, updated, existing)
         bump = updated.subscribed_topic_names != old.subscribed_topic_names
         if self.config.initialized_pending_while_behind or s.assignment_epoch >= s.group_epoch:
             bump |= initialized_assignment_pending(s, existing)
@@ -961,6 +1007,8 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
             )
             s2 = self._start_initialization(s2)
             full = joining or c.subscribed_topic_names is not None
+            if self.config.assignment_sent_on_epoch_change:
+                full |= after.member_epoch != old.member_epoch
             answer = ShareGroupHeartbeatResponse(
                 error=NONE,
                 member_id=c.member_id,
@@ -1015,21 +1063,43 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
 
     def _leave(
         self, s: ShareGroupState, c: ShareGroupHeartbeat
-    ) -> tuple[ShareGroupState, Response]:
+    ) -> list[tuple[ShareGroupState, Response]]:
         """Rule 9, ``shareGroupLeave``."""
         if not s.exists:
-            return s, ShareGroupHeartbeatResponse(error=GROUP_ID_NOT_FOUND)
+            return [(s, ShareGroupHeartbeatResponse(error=GROUP_ID_NOT_FOUND))]
         if s.member(c.member_id) is None:
-            return s, ShareGroupHeartbeatResponse(error=UNKNOWN_MEMBER_ID)
+            return [(s, self._group_error(UNKNOWN_MEMBER_ID))]
         answer = ShareGroupHeartbeatResponse(
-            error=NONE, member_id=c.member_id, member_epoch=LEAVE_GROUP_MEMBER_EPOCH
+            error=NONE,
+            member_id=c.member_id,
+            member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+            heartbeat_interval_ms=self._group_interval(),
         )
-        return self._fence(s, c.member_id), answer
+        return [(s2, answer) for s2 in self._fence(s, c.member_id)]
 
-    def _fence(self, s: ShareGroupState, member_id: str) -> ShareGroupState:
-        return fence_member(
+    def _group_interval(self) -> int:
+        """The interval a leave answer or a group's error carries: none (0) in Kafka
+        (``group_answers_carry_interval``: the group's)."""
+        interval: int = self.config.heartbeat_interval_ms
+        return interval if self.config.group_answers_carry_interval else 0
+
+    def _group_error(self, error: str) -> ShareGroupHeartbeatResponse:
+        """Rule 2's errors of a group that exists (rule 1: they carry only the error)."""
+        return ShareGroupHeartbeatResponse(
+            error=error, heartbeat_interval_ms=self._group_interval()
+        )
+
+    def _fence(self, s: ShareGroupState, member_id: str) -> list[ShareGroupState]:
+        """Rule 9: the member fenced (``fence_computes_target``: and the others' target
+        computed; ``last_member_gone_deletes_group``: the group deleted if it was the last)."""
+        s = fence_member(
             s, member_id, empty_catches_up=self.config.empty_group_assignment_catches_up
         )
+        if not s.members and self.config.last_member_gone_deletes_group:
+            return [deleted_group(s)]
+        if s.members and self.config.fence_computes_target:
+            return self._maybe_update_target(s)
+        return [s]
 
     def _describe(self, s: ShareGroupState) -> ShareGroupDescribeResponse:
         """Rule 10."""
@@ -1048,11 +1118,19 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
                     member_epoch=m.member_epoch,
                     client_id=m.client_id,
                     subscribed_topic_names=tuple(sorted(m.subscribed_topic_names)),
-                    assignment=_flat(m.assigned),
+                    assignment=_flat(self._described_assignment(s, m)),
                 )
                 for m in s.members
             ),
         )
+
+    def _described_assignment(self, s: ShareGroupState, m: Member) -> Assignment:
+        """Rule 10: the member's assigned partitions (``describe_shows_target_assignment``:
+        its target, as far as it subscribes)."""
+        if not self.config.describe_shows_target_assignment:
+            return m.assigned
+        existing = self.config.partitions()
+        return _filtered(s.target_of(m.member_id), m.subscribed_topic_names, existing)
 
     def _list_groups(self, s: ShareGroupState, c: ListGroups) -> ListGroupsResponse:
         """Rule 11."""
@@ -1096,6 +1174,17 @@ def _initialized(s: ShareGroupState, topics: frozenset[str]) -> ShareGroupState:
     )
 
 
+def _initialized_at_once(
+    s: ShareGroupState, member: Member, existing: Mapping[str, int]
+) -> ShareGroupState:
+    """Rule 8 with ``initialized_at_subscription``: the topics ``member`` subscribes to that
+    exist are initialized now, before the heartbeat computes its target."""
+    topics = frozenset(t for t in member.subscribed_topic_names if t in existing)
+    if topics <= s.initialized:
+        return s
+    return _initialized(s, topics)
+
+
 def _sessions_with(
     s: ShareGroupState, member_id: str, deadline: float
 ) -> tuple[tuple[str, float], ...]:
@@ -1117,5 +1206,12 @@ def describe_config(config: ShareGroupConfig) -> dict[str, Any]:
         "initialized_pending_while_behind": config.initialized_pending_while_behind,
         "initialization_ms": config.initialization_ms,
         "empty_group_assignment_catches_up": config.empty_group_assignment_catches_up,
+        "initialized_at_subscription": config.initialized_at_subscription,
+        "describe_shows_target_assignment": config.describe_shows_target_assignment,
+        "group_answers_carry_interval": config.group_answers_carry_interval,
+        "fence_computes_target": config.fence_computes_target,
+        "last_member_gone_deletes_group": config.last_member_gone_deletes_group,
+        "assignment_sent_on_epoch_change": config.assignment_sent_on_epoch_change,
+        "blank_member_id_accepted": config.blank_member_id_accepted,
         "reorder_window_ms": config.reorder_window_ms,
     }

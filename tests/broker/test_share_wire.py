@@ -50,8 +50,9 @@ def share_topic(kgc_broker: Any) -> Iterator[str]:
     with Cluster(kgc_broker.bootstrap_servers, client_id="kgc-test") as cluster:
         cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
         description: dict[str, Any] = {}
-        took = prepare_share(cluster, description, topic=topic)
+        took, partitions = prepare_share(cluster, description, topic=topic)
         print(f"share warm-up: {took:.2f} s")
+        assert partitions == TOPIC_PARTITIONS
         assert description["request_versions"] == {
             "ShareGroupHeartbeat": [1],
             "ShareGroupDescribe": [1],

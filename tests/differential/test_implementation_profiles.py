@@ -30,10 +30,16 @@ from kgc.conformance.brokers.implementations import (
     switches_of,
 )
 from kgc.conformance.drivers.suite import replay_with_own_client
-from kgc.engine.registry import KNOWN_BUG_SWITCHES, build, model_manifest
+from kgc.engine.registry import (
+    KNOWN_BUG_SWITCHES,
+    build,
+    build_share,
+    model_manifest,
+    share_manifest,
+)
 from kgc.engine.registry import SETTINGS as SETTING_FIELDS
 from kgc.engine.traces import Trace, load
-from kgc.model.profiles import IMPLEMENTATION_SWITCHES, KAFKA_4_X, PROFILES
+from kgc.model.profiles import IMPLEMENTATION_SWITCHES, KAFKA_4_X, PROFILES, SHARE_SWITCHES
 
 from kgc.cli_matrix import REPLAY_ATTEMPTS
 
@@ -62,8 +68,18 @@ def _judged_by_profile(trace: Trace, implementation: str, *, without: str | None
     target["implementation_switches"] = switches
     target["implementation_settings"] = settings
     target["group_config"] = {**(target.get("group_config") or {}), **settings}
-    manifest = {**copy.deepcopy(trace.manifest), "model": model_manifest(target)}
+    manifest = {**copy.deepcopy(trace.manifest), "model": _model_record(trace, target)}
     return Trace(manifest=manifest, events=list(trace.events), result=trace.result)
+
+
+def _model_record(trace: Trace, target: dict) -> dict:
+    """The model record a run on ``target`` makes for ``trace``'s protocol: a share group's
+    (``share_manifest`` over the topics the run made), else the classic group's."""
+    recorded = trace.manifest["model"]
+    if recorded.get("name") == "ShareGroupModel":
+        topics = {str(t): int(n) for t, n in recorded["config"]["topics"]}
+        return share_manifest(target, topics)
+    return model_manifest(target)
 
 
 def _replay(implementation: str, trace: Trace) -> object:
@@ -78,7 +94,11 @@ def test_every_entry_names_its_source_at_the_pinned_version_and_proofs_that_exis
         assert (ROOT / proof).is_file(), proof
         assert Path(proof).parent.name == impl
         if kind == "switch":  # an implementation switch, or a release-line rule of Profile
-            assert name in IMPLEMENTATION_SWITCHES or isinstance(getattr(KAFKA_4_X, name), bool)
+            assert (  # or of the share group's model (``ShareGroupConfig``)
+                name in IMPLEMENTATION_SWITCHES
+                or name in SHARE_SWITCHES
+                or isinstance(getattr(KAFKA_4_X, name), bool)
+            )
         else:
             assert name in SETTING_FIELDS
     for s in SWITCHES.get("kfake", ()) + SETTINGS.get("kfake", ()):
@@ -104,7 +124,19 @@ def test_a_launched_implementation_is_judged_with_its_profile() -> None:
         k: v for k, v in KNOWN_BUG_SWITCHES.items() if getattr(PROFILES["kafka-4.3"], k) != v
     }
     assert contract == {"subscription_failures_wrapped": True}
-    assert record["switches"] == {**contract, **switches_of("kfake")}
+    classic = {k: v for k, v in switches_of("kfake").items() if k not in SHARE_SWITCHES}
+    assert record["switches"] == {**contract, **classic}
+    # the share group's switches go to the share group's record, and only there
+    share = share_manifest(described, {"t": 3})
+    assert share["switches"] == {
+        k: v for k, v in switches_of("kfake").items() if k in SHARE_SWITCHES
+    }
+    assert share["switches"]["initial_group_epoch"] == 0  # as Kafka 4.2's line
+    config = build_share(share, "g").config
+    assert config.initial_group_epoch == 0 and config.initialized_at_subscription
+    assert "switches" not in share_manifest({**described, "implementation_switches": {}}, {})
+    with pytest.raises(ValueError, match="not a switch of the share group's model"):
+        build_share({**share, "switches": {"join_error_names_member": False}}, "g")
     assert record["switches"]["join_error_names_member"] is False
     profile = build(record, "g").config.profile
     assert profile.join_error_names_member is False and profile.unknown_group_not_found

@@ -722,3 +722,108 @@ def test_the_manifest_refuses_what_the_model_does_not_cover():
     deferred = {"group_config": {"group.share.assignment.interval.ms": 1000}, "version": "4.3.1"}
     with pytest.raises(ValueError, match="group.share.assignment.interval.ms=0"):
         build_share(share_manifest(deferred, {T: 3}), "g")
+
+
+# ----------------------------------------------------------------------- implementation switches
+# Other implementations' share groups (``conformance/brokers/implementations.py`` ``SWITCHES``,
+# each cited there at the pinned source and proved by a trace in ``traces/known/``): each switch
+# on allows what the implementation answers and Kafka's rules (off) refuse it.
+
+AT_ONCE = replace(CONFIG, initialized_at_subscription=True)
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+def test_initialized_at_subscription(at_once: bool):
+    # kfake and librdkafka's mock hand a new member every partition in its first answer; Kafka
+    # assigns only initialized partitions, which the share coordinator initializes after it
+    h = History(replace(CONFIG, initialized_at_subscription=at_once))
+    rid = h.send(join("c1"), 0)
+    assert h.allowed(rid) == {ok("c1", 2, tps(0, 1, 2) if at_once else ())}
+    # with kfake's 4.2-like first epoch the same answer is epoch 1
+    h0 = History(replace(AT_ONCE, initial_group_epoch=0))
+    assert h0.allowed(h0.send(join("c1"), 0)) == {ok("c1", 1, tps(0, 1, 2))}
+
+
+def two_members(config: ShareGroupConfig) -> tuple[History, set[tuple[int, ...]]]:
+    """c1 joins (every partition at once), then c2 (its share); returns c2's partitions."""
+    h = History(config)
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    rid = h.send(join("c2"), 10)
+    answers = h.allowed(rid)
+    answer = min(answers, key=lambda a: [p.partition for p in a.assignment or ()])
+    h.receive(rid, answer)
+    return h, {tuple(p.partition for p in answer.assignment or ())}
+
+
+@pytest.mark.parametrize("target", [False, True])
+def test_describe_shows_target_assignment(target: bool):
+    # kfake keeps one assignment per member, rewritten when another joins: c1, not yet
+    # reconciled (epoch 2), is described with its new target; Kafka describes what c1 holds
+    h, (c2s,) = two_members(replace(AT_ONCE, describe_shows_target_assignment=target))
+    rid = h.send(DESCRIBE, 20)
+    (c1,) = {m for d in h.allowed(rid) for m in d.members if m.member_id == "c1-1"}
+    held = tuple(p.partition for p in c1.assignment)
+    assert c1.member_epoch == 2
+    assert held == (tuple(p for p in (0, 1, 2) if p not in c2s) if target else (0, 1, 2))
+
+
+@pytest.mark.parametrize("carry", [False, True])
+def test_group_answers_carry_interval(carry: bool):
+    # kfake's leave answer and a group's errors carry the heartbeat interval; Kafka's carry 0
+    h = History(replace(AT_ONCE, group_answers_carry_interval=carry))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    interval = INTERVAL if carry else 0
+    h.call(beat("c2", 3), 10, replace(error("UNKNOWN_MEMBER_ID"), heartbeat_interval_ms=interval))
+    h.call(beat("c1", 7), 20, replace(error("FENCED_MEMBER_EPOCH"), heartbeat_interval_ms=interval))
+    left = ShareGroupHeartbeatResponse(
+        error="NONE", member_id="c1-1", member_epoch=-1, heartbeat_interval_ms=interval
+    )
+    h.call(beat("c1", -1), 30, left)
+
+
+@pytest.mark.parametrize("deleted", [False, True])
+def test_last_member_gone_deletes_group(deleted: bool):
+    # kfake deletes a share group whose last member left; Kafka keeps it Empty (never expires)
+    h = History(replace(AT_ONCE, last_member_gone_deletes_group=deleted))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    gone = ShareGroupHeartbeatResponse(error="NONE", member_id="c1-1", member_epoch=-1)
+    h.call(beat("c1", -1), 10, gone)
+    rid = h.send(DESCRIBE, 20)
+    assert {d.group_state or d.error for d in h.allowed(rid)} == {
+        "GROUP_ID_NOT_FOUND" if deleted else "Empty"
+    }
+
+
+@pytest.mark.parametrize("computes", [False, True])
+def test_fence_computes_target(computes: bool):
+    # kfake computes the others' target when a member leaves (assignment epoch = group epoch);
+    # Kafka leaves it to the next heartbeat
+    h, _ = two_members(replace(AT_ONCE, fence_computes_target=computes))
+    gone = ShareGroupHeartbeatResponse(error="NONE", member_id="c2-1", member_epoch=-1)
+    h.call(beat("c2", -1), 20, gone)
+    rid = h.send(DESCRIBE, 30)
+    assert {(d.group_epoch, d.assignment_epoch) for d in h.allowed(rid)} == {
+        (4, 4 if computes else 3)
+    }
+
+
+@pytest.mark.parametrize("sent", [False, True])
+def test_assignment_sent_on_epoch_change(sent: bool):
+    # c2 joins and keeps its share; c3 joins; c2's next heartbeat moves its epoch. kfake sends
+    # its assignment though it did not change; Kafka sends none
+    h = History(replace(AT_ONCE, assignment_sent_on_epoch_change=sent, max_size=4))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    h.call(join("c2"), 10, ok("c2", 3, tps(2)))
+    h.call(join("c3"), 20, ok("c3", 4, tps(1)))
+    rid = h.send(beat("c2", 3), 30)
+    assert ok("c2", 4, tps(2) if sent else None) in h.allowed(rid)
+    assert ok("c2", 4, None if sent else tps(2)) not in h.allowed(rid)
+
+
+@pytest.mark.parametrize("accepted", [False, True])
+def test_blank_member_id_accepted(accepted: bool):
+    # kfake refuses an empty member id only; Kafka trims it: blanks are INVALID_REQUEST
+    h = History(replace(AT_ONCE, blank_member_id_accepted=accepted))
+    rid = h.send(replace(join("c1"), member_id="   "), 0)
+    expected = replace(ok("c1", 2, tps(0, 1, 2)), member_id="   ") if accepted else None
+    assert h.allowed(rid) == {expected or error("INVALID_REQUEST")}
