@@ -205,8 +205,12 @@ class ShareGroupMachine(EngineMachine):
             return
         self.checked_targets.add(key)
         self.context.assignment_checks += 1
+        config = getattr(self.engine.model, "config", None)
+        partitions = config.partitions() if config is not None else {}
         problem = simple_target_problem(
-            {m.member_id: m.assignment for m in r.members}, self.topic, TOPIC_PARTITIONS
+            {m.member_id: m.assignment for m in r.members},
+            self.topic,
+            partitions.get(self.topic, TOPIC_PARTITIONS),  # the run's topic, as Metadata lists it
         )
         if problem is not None and self.failed_check is None:
             self.failed_check = "assignment"
