@@ -481,9 +481,9 @@ def _probe_share_groups(cluster: Cluster, node: int, version: int) -> None:
     if error_name(answer.error_code) == "UNSUPPORTED_VERSION":
         raise ProtocolUnsupported(
             "the broker lists ShareGroupHeartbeat but answers UNSUPPORTED_VERSION: its share "
-            "groups are switched off (feature share.version=0, Kafka 4.1's default; "
-            "kafka-features.sh upgrade --feature share.version=1 turns them on); check it with "
-            "--protocol classic or consumer"
+            "groups are switched off (feature share.version=0, Kafka 4.1's default; kgc's "
+            "share model describes 4.2 and later, where they are on); check it with --protocol "
+            "classic or consumer"
         )
 
 
