@@ -209,6 +209,13 @@ def until_answered(
     return response
 
 
+def stalled(seen: Failover) -> bool:
+    """Whether c1 never had an answer from the new coordinator's loaded state: its last answer
+    after the failover is a routing error or none (``coordinator_failover`` gave up retrying)."""
+    c1 = seen.after["c1"]
+    return c1 is None or error_of(c1) in ROUTING_ERRORS
+
+
 def finish_forming(machine: FaultGroupMachine, clients: list[str]) -> list[m.Response | None]:
     """What the consumers of a ``form_group`` do until they share a Stable generation, as a
     consumer's poll loop does it: wait for an answer left pending (100 ms ticks); after a
@@ -358,6 +365,15 @@ def test_coordinator_failover_keeps_generation_members_and_offsets(
     cluster = request.getfixturevalue("kraft3" if mode == "kraft" else "zk3")
     nemesis = request.getfixturevalue("kraft_nemesis" if mode == "kraft" else "zk_nemesis")
     seen = run_failover(cluster, nemesis, kgc_group_id, kgc_topic, action, say)
+    if stalled(seen):
+        # Seen once in CI (4.3.1, kill, the quality tests running beside): the new coordinator
+        # timed every heartbeat out (a write op's 5 s offsets.commit.timeout.ms, answered
+        # COORDINATOR_NOT_AVAILABLE) for over 60 s after the settle saw its ISR whole, so c1's
+        # session expired before any answer showed what the node reloaded. The model explained
+        # every answer; nothing was judged. Once more, on a fresh group and topic.
+        say(f"no loaded answer after the failover ({seen.after}); the scenario once more")
+        kgc_group_id, kgc_topic = f"{kgc_group_id}-again", f"{kgc_topic}-again"
+        seen = run_failover(cluster, nemesis, kgc_group_id, kgc_topic, action, say)
     # what Kafka's rules say survives the failover (read straight off the broker's answers)
     assert seen.new_coordinator != seen.coordinator
     assert seen.after == {
