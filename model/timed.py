@@ -15,6 +15,9 @@ of request handlers and timers over frozen states. What they share is written on
   that releases it is the subclass's ``DEFERRED`` timer. Measurements: docs/design-notes.md,
   "Order at the broker".
 
+* **The outbox** (:class:`OutboxModel`): the answers a state emitted and the client has not read,
+  its group state's name, and no fault; written once for the consumer and share group models.
+
 A subclass gives ``apply`` (one request, no reordering), ``next_timer`` and ``fire``; its states
 are frozen dataclasses with a ``deferred`` field (:class:`Deferred` or None), and
 its ``config`` has ``reorder_window_ms``.
@@ -25,11 +28,12 @@ Pure: no I/O, no clock, no randomness.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from kgc.model.checker import Model
-from kgc.model.commands import Request
+from kgc.model.commands import Request, Response
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,3 +182,45 @@ class TimedModel(Model[S]):
                             nxt.append(s2)
             frontier = nxt
         return list(result)
+
+
+class _Sent(Protocol):
+    @property
+    def request_id(self) -> int: ...
+    @property
+    def response(self) -> Response: ...
+    @property
+    def emitted_at_ms(self) -> float: ...
+
+
+class _OutboxState(Protocol):
+    @property
+    def outbox(self) -> tuple[_Sent, ...]: ...
+    @property
+    def group_state(self) -> str: ...
+
+
+SO = TypeVar("SO", bound=_OutboxState)
+
+
+class OutboxModel(TimedModel[SO]):
+    """A :class:`TimedModel` whose states keep their emitted answers in ``outbox`` (entries with
+    ``request_id``, ``response`` and ``emitted_at_ms``), name Kafka's group state in
+    ``group_state``, and take no fault: the KIP-848 consumer group and the KIP-932 share group.
+    A subclass with a faster copy than ``dataclasses.replace`` gives :meth:`with_outbox`."""
+
+    def group_state(self, state: SO) -> str:
+        return state.group_state
+
+    def outbox(self, state: SO) -> Mapping[int, tuple[Response, float]]:
+        return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
+
+    def deliver(self, state: SO, request_id: int) -> SO:
+        return self.with_outbox(state, tuple(o for o in state.outbox if o.request_id != request_id))
+
+    def with_outbox(self, state: SO, outbox: tuple[Any, ...]) -> SO:
+        """``state`` with ``outbox`` in place of its own."""
+        return replace(state, outbox=outbox)  # type: ignore[type-var]
+
+    def fault(self, state: SO, *, action: str, node: int, at_ms: float) -> Iterable[SO]:
+        return [state]

@@ -21,7 +21,7 @@ here. Layouts by version are in ``encoding.py``'s module docstring.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -618,41 +618,54 @@ def _build_consumer_group_describe(c: m.ConsumerGroupDescribe, w: Wire) -> Any:
 
 
 def _decode_consumer_group_describe(c: m.ConsumerGroupDescribe, r: Any, w: Wire) -> m.Response:
+    g, error = _one_described_group(r, w, m.ConsumerGroupDescribeResponse)
+    if g is None:
+        return error
     names = names_by_id(w.topic_ids)
+    members = (
+        m.ConsumerMember(
+            # a classic member of a consumer group (online migration) has an id the broker made:
+            # its symbolic name, as in every other answer
+            member_id=w.ids.name_or_unknown(x.member_id),
+            instance_id=x.instance_id,
+            member_epoch=x.member_epoch,
+            subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
+            subscribed_topic_regex=x.subscribed_topic_regex or None,
+            member_type=x.member_type if c.version >= 1 else -1,
+            assignment=partitions_by_name(x.assignment.topic_partitions, names),
+            target_assignment=partitions_by_name(x.target_assignment.topic_partitions, names),
+        )
+        for x in g.members
+    )
+    return _described_group(m.ConsumerGroupDescribeResponse, g, members)
+
+
+def _one_described_group(r: Any, w: Wire, answer: Callable[..., m.Response]) -> tuple[Any, Any]:
+    """The one group a ConsumerGroupDescribe or ShareGroupDescribe answer describes, the run's
+    own, and None; or None and the answer as the model compares it, ``answer(error=…)``: another
+    count of groups, another group's id, or the group's error (an error answer keeps only its
+    code)."""
     groups = list(r.groups or ())
     if len(groups) != 1:
-        return m.ConsumerGroupDescribeResponse(error=f"ANSWERED_{len(groups)}_GROUPS")
+        return None, answer(error=f"ANSWERED_{len(groups)}_GROUPS")
     g = groups[0]
     error = error_name(g.error_code)
     if w.group_id is not None and g.group_id != w.group_id:
         error = ANSWERED_OTHER_GROUP
     if error != NONE:
-        return m.ConsumerGroupDescribeResponse(error=error)
-    members = sorted(
-        (
-            m.ConsumerMember(
-                # a classic member of a consumer group (online migration) has an id the
-                # broker made: its symbolic name, as in every other answer
-                member_id=w.ids.name_or_unknown(x.member_id),
-                instance_id=x.instance_id,
-                member_epoch=x.member_epoch,
-                subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
-                subscribed_topic_regex=x.subscribed_topic_regex or None,
-                member_type=x.member_type if c.version >= 1 else -1,
-                assignment=partitions_by_name(x.assignment.topic_partitions, names),
-                target_assignment=partitions_by_name(x.target_assignment.topic_partitions, names),
-            )
-            for x in g.members
-        ),
-        key=lambda x: x.member_id,
-    )
-    return m.ConsumerGroupDescribeResponse(
-        error=error,
+        return None, answer(error=error)
+    return g, None
+
+
+def _described_group(answer: Callable[..., m.Response], g: Any, members: Iterable[Any]) -> Any:
+    """A described group's answer: its state, epochs and assignor, members sorted by id."""
+    return answer(
+        error=NONE,
         group_state=g.group_state,
         group_epoch=g.group_epoch,
         assignment_epoch=g.assignment_epoch,
         assignor_name=g.assignor_name,
-        members=tuple(members),
+        members=tuple(sorted(members, key=lambda x: x.member_id)),
     )
 
 
@@ -698,38 +711,22 @@ def _decode_share_group_describe(c: m.ShareGroupDescribe, r: Any, w: Wire) -> m.
     """One described group, the run's own (``ShareGroupDescribeResponse.json``); an error answer
     keeps only its code. Member ids are the clients' own (no mapping); ``ClientHost`` is not
     recorded (``m.ShareMember``); assignments by the run's topic names, from the topic ids."""
+    g, error = _one_described_group(r, w, m.ShareGroupDescribeResponse)
+    if g is None:
+        return error
     names = names_by_id(w.topic_ids)
-    groups = list(r.groups or ())
-    if len(groups) != 1:
-        return m.ShareGroupDescribeResponse(error=f"ANSWERED_{len(groups)}_GROUPS")
-    g = groups[0]
-    error = error_name(g.error_code)
-    if w.group_id is not None and g.group_id != w.group_id:
-        error = ANSWERED_OTHER_GROUP
-    if error != NONE:
-        return m.ShareGroupDescribeResponse(error=error)
-    members = sorted(
-        (
-            m.ShareMember(
-                member_id=x.member_id,
-                rack_id=x.rack_id,
-                member_epoch=x.member_epoch,
-                client_id=x.client_id,
-                subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
-                assignment=partitions_by_name(x.assignment.topic_partitions, names),
-            )
-            for x in g.members
-        ),
-        key=lambda x: x.member_id,
+    members = (
+        m.ShareMember(
+            member_id=x.member_id,
+            rack_id=x.rack_id,
+            member_epoch=x.member_epoch,
+            client_id=x.client_id,
+            subscribed_topic_names=tuple(sorted(x.subscribed_topic_names or ())),
+            assignment=partitions_by_name(x.assignment.topic_partitions, names),
+        )
+        for x in g.members
     )
-    return m.ShareGroupDescribeResponse(
-        error=error,
-        group_state=g.group_state,
-        group_epoch=g.group_epoch,
-        assignment_epoch=g.assignment_epoch,
-        assignor_name=g.assignor_name,
-        members=tuple(members),
-    )
+    return _described_group(m.ShareGroupDescribeResponse, g, members)
 
 
 # ---------------------------------------------------------------------------------------- table

@@ -165,7 +165,7 @@ from kgc.model.errors import (
     UNSUPPORTED_ASSIGNOR,
     UNSUPPORTED_VERSION,
 )
-from kgc.model.timed import Deferred, TimedModel, Timer
+from kgc.model.timed import Deferred, OutboxModel, Timer
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -609,7 +609,7 @@ def range_targets(
 # -------------------------------------------------------------------------------- the model
 
 
-class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
+class ConsumerGroupModel(OutboxModel[ConsumerGroupState]):
     """The reference model of one KIP-848 consumer group (``group.protocol=consumer``)."""
 
     def __init__(self, config: ConsumerGroupConfig | None = None) -> None:
@@ -622,19 +622,8 @@ class ConsumerGroupModel(TimedModel[ConsumerGroupState]):
     def initial(self) -> ConsumerGroupState:
         return ConsumerGroupState()
 
-    def group_state(self, state: ConsumerGroupState) -> str:
-        return state.group_state
-
-    def outbox(self, state: ConsumerGroupState) -> Mapping[int, tuple[Response, float]]:
-        return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
-
-    def deliver(self, state: ConsumerGroupState, request_id: int) -> ConsumerGroupState:
-        return _evolve(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
-
-    def fault(
-        self, state: ConsumerGroupState, *, action: str, node: int, at_ms: float
-    ) -> Iterable[ConsumerGroupState]:
-        return [state]
+    def with_outbox(self, state: ConsumerGroupState, outbox: tuple[Any, ...]) -> ConsumerGroupState:
+        return _evolve(state, outbox=outbox)
 
     def vanished(self, state: ConsumerGroupState, until_ms: float) -> ConsumerGroupState | None:
         s = state

@@ -165,7 +165,7 @@ from kgc.model.errors import (
     NONE,
     UNKNOWN_MEMBER_ID,
 )
-from kgc.model.timed import Deferred, TimedModel, Timer
+from kgc.model.timed import Deferred, OutboxModel, Timer
 
 LEAVE_GROUP_MEMBER_EPOCH = -1  # ``ShareGroupHeartbeatRequest.LEAVE_GROUP_MEMBER_EPOCH``
 SHARE_VERSION = 1  # ShareGroupHeartbeat and ShareGroupDescribe: v1 only (v0 was 4.0's preview)
@@ -853,7 +853,7 @@ def _with_member(s: ShareGroupState, member: Member) -> tuple[Member, ...]:
 # -------------------------------------------------------------------------------- the model
 
 
-class ShareGroupModel(TimedModel[ShareGroupState]):
+class ShareGroupModel(OutboxModel[ShareGroupState]):
     """The reference model of one KIP-932 share group."""
 
     def __init__(self, config: ShareGroupConfig | None = None) -> None:
@@ -865,20 +865,6 @@ class ShareGroupModel(TimedModel[ShareGroupState]):
     # ------------------------------------------------------------------ Model
     def initial(self) -> ShareGroupState:
         return ShareGroupState()
-
-    def group_state(self, state: ShareGroupState) -> str:
-        return state.group_state
-
-    def outbox(self, state: ShareGroupState) -> Mapping[int, tuple[Response, float]]:
-        return {o.request_id: (o.response, o.emitted_at_ms) for o in state.outbox}
-
-    def deliver(self, state: ShareGroupState, request_id: int) -> ShareGroupState:
-        return replace(state, outbox=tuple(o for o in state.outbox if o.request_id != request_id))
-
-    def fault(
-        self, state: ShareGroupState, *, action: str, node: int, at_ms: float
-    ) -> Iterable[ShareGroupState]:
-        return [state]
 
     def timers(self, state: ShareGroupState) -> list[tuple[float, str, str]]:
         out = [(t, SESSION, m) for m, t in state.session_deadlines]
