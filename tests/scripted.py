@@ -147,3 +147,37 @@ def classic_run(
     )
     answers = [e.response for e in engine.events if isinstance(e, Receive)]
     return engine, trace, answers
+
+
+def opt_in_search(
+    broker: Any, opt_in: tuple[str, ...], *, prefix: str, examples: int, steps: int, seed: int
+) -> Any:
+    """The classic machine's search on ``broker`` with the ``opt_in`` request types drawn too
+    (each must be negotiated), on fresh ``prefix…`` groups and a topic of its own, unshrunk;
+    returns its :class:`~kgc.properties.machine.SuiteContext` (coverage, counts)."""
+    from kgc.conformance.wire.broker_target import BrokerTarget
+    from kgc.properties.machine import SuiteContext, machine_for, search, time_scale_for
+
+    cluster = Cluster(broker.bootstrap_servers, client_id=f"{prefix}test")
+    try:
+        description = {**description_of(broker), **facts(cluster)}
+        record = model_manifest(description)
+        negotiated = negotiate_with(cluster, PROFILES[record["profile"]], opt_in)
+        assert set(opt_in) <= set(negotiated.versions), negotiated.unsupported
+        run = f"{prefix}{secrets.token_hex(3)}"
+        topic = f"{run}-topic"
+        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
+        counter = iter(range(10**6))
+        ctx = SuiteContext(
+            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
+            new_model=lambda gid: build(record, gid),
+            versions=negotiated.versions,
+            opt_in=frozenset(opt_in),
+            topic=topic,
+            time_scale=time_scale_for(description.get("group_config") or {}),
+        )
+        ctx.new_group_id = lambda: f"{run}-{next(counter)}"
+        search(machine_for(ctx), examples=examples, steps=steps, seed=seed, shrink=False)
+    finally:
+        cluster.close()
+    return ctx

@@ -16,15 +16,9 @@ runs them on another release (3.9.2: the Scala coordinator).
 from __future__ import annotations
 
 import json
-import secrets
 
 import pytest
-from kgc.conformance.brokers.session import description_of
-from kgc.conformance.wire.broker_target import BrokerTarget
-from kgc.conformance.wire.brokerconfig import facts
-from kgc.conformance.wire.client import Cluster
-from kgc.conformance.wire.negotiate import negotiate_with
-from kgc.engine.registry import build, model_manifest
+from kgc.engine.registry import model_manifest
 from kgc.engine.traces import render
 from kgc.model import PROFILES
 from kgc.model.commands import (
@@ -47,15 +41,8 @@ from kgc.model.commands import (
     TopicPartitionOffset,
 )
 from kgc.model.history import Receive
-from kgc.properties.machine import (
-    TOPIC_PARTITIONS,
-    SuiteContext,
-    machine_for,
-    search,
-    time_scale_for,
-)
 
-from tests.scripted import Classic, classic_run
+from tests.scripted import Classic, classic_run, opt_in_search
 
 pytestmark = pytest.mark.broker
 
@@ -147,28 +134,7 @@ def test_a_scripted_history_of_deletions_is_allowed(kgc_broker) -> None:  # noqa
 
 
 def test_the_search_with_deletions_agrees_with_the_broker(kgc_broker) -> None:  # noqa: ANN001
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-delete-groups")
-    try:
-        description = {**description_of(kgc_broker), **facts(cluster)}
-        record = model_manifest(description)
-        negotiated = negotiate_with(cluster, PROFILES[record["profile"]], OPT_IN)
-        assert set(OPT_IN) <= set(negotiated.versions), negotiated.unsupported
-        run = f"kgc-dg-{secrets.token_hex(3)}"
-        topic = f"{run}-topic"
-        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        counter = iter(range(10**6))
-        ctx = SuiteContext(
-            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
-            new_model=lambda gid: build(record, gid),
-            versions=negotiated.versions,
-            opt_in=frozenset(OPT_IN),
-            topic=topic,
-            time_scale=time_scale_for(description.get("group_config") or {}),
-        )
-        ctx.new_group_id = lambda: f"{run}-{next(counter)}"
-        search(machine_for(ctx), examples=12, steps=25, seed=1, shrink=False)
-    finally:
-        cluster.close()
+    ctx = opt_in_search(kgc_broker, OPT_IN, prefix="kgc-dg-", examples=12, steps=25, seed=1)
     seen = {c: n for c, n in sorted(ctx.coverage.items()) if n and c[1] in OPT_IN}
     print(f"{ctx.examples} examples, {ctx.commands} commands; opt-in cells: {seen}")  # -s shows it
     reached = {(c[1], c[2]) for c in seen}

@@ -10,17 +10,8 @@ so each answer also holds the other tests' and examples' groups; the wire keeps 
 
 from __future__ import annotations
 
-import secrets
-
 import pytest
-from kgc.conformance.brokers.session import description_of
-from kgc.conformance.wire.broker_target import BrokerTarget
-from kgc.conformance.wire.brokerconfig import facts
-from kgc.conformance.wire.client import Cluster
-from kgc.conformance.wire.negotiate import negotiate_with
-from kgc.engine.registry import build, model_manifest
 from kgc.engine.traces import render
-from kgc.model import PROFILES
 from kgc.model.commands import (
     Assignment,
     JoinGroup,
@@ -32,15 +23,8 @@ from kgc.model.commands import (
     SyncGroup,
     Tick,
 )
-from kgc.properties.machine import (
-    TOPIC_PARTITIONS,
-    SuiteContext,
-    machine_for,
-    search,
-    time_scale_for,
-)
 
-from tests.scripted import classic_run
+from tests.scripted import classic_run, opt_in_search
 
 pytestmark = pytest.mark.broker
 
@@ -90,27 +74,8 @@ def test_a_scripted_history_of_listings_is_allowed(kgc_broker) -> None:  # noqa:
 
 
 def test_the_search_with_list_groups_agrees_with_the_broker(kgc_broker) -> None:  # noqa: ANN001
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-list-groups")
-    try:
-        description = {**description_of(kgc_broker), **facts(cluster)}
-        record = model_manifest(description)
-        negotiated = negotiate_with(cluster, PROFILES[record["profile"]], ("ListGroups",))
-        assert "ListGroups" in negotiated.versions, negotiated.unsupported
-        run = f"kgc-lg-{secrets.token_hex(3)}"
-        topic = f"{run}-topic"
-        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        counter = iter(range(10**6))
-        ctx = SuiteContext(
-            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
-            new_model=lambda gid: build(record, gid),
-            versions=negotiated.versions,
-            opt_in=frozenset({"ListGroups"}),
-            topic=topic,
-            time_scale=time_scale_for(description.get("group_config") or {}),
-        )
-        ctx.new_group_id = lambda: f"{run}-{next(counter)}"
-        search(machine_for(ctx), examples=12, steps=25, seed=7, shrink=False)
-    finally:
-        cluster.close()
+    ctx = opt_in_search(
+        kgc_broker, ("ListGroups",), prefix="kgc-lg-", examples=12, steps=25, seed=7
+    )
     reached = {c[0] for c, n in ctx.coverage.items() if c[1] == "ListGroups" and n}
     assert {"Empty", "Stable"} <= reached, ctx.coverage

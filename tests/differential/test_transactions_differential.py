@@ -16,17 +16,8 @@ seen. ``--kgc-kafka-version 3.9.2`` runs them on the Scala coordinator.
 
 from __future__ import annotations
 
-import secrets
-
 import pytest
-from kgc.conformance.brokers.session import description_of
-from kgc.conformance.wire.broker_target import BrokerTarget
-from kgc.conformance.wire.brokerconfig import facts
-from kgc.conformance.wire.client import Cluster
-from kgc.conformance.wire.negotiate import negotiate_with
-from kgc.engine.registry import build, model_manifest
 from kgc.engine.traces import render
-from kgc.model import PROFILES
 from kgc.model.classic.transactions import MARKERS_WRITTEN_WITHIN_MS
 from kgc.model.commands import (
     AddOffsetsToTxn,
@@ -48,15 +39,8 @@ from kgc.model.commands import (
     TxnOffsetCommitResponse,
 )
 from kgc.model.requests import TRANSACTIONAL_REQUESTS
-from kgc.properties.machine import (
-    TOPIC_PARTITIONS,
-    SuiteContext,
-    machine_for,
-    search,
-    time_scale_for,
-)
 
-from tests.scripted import classic_run
+from tests.scripted import classic_run, opt_in_search
 
 pytestmark = pytest.mark.broker
 
@@ -183,28 +167,9 @@ def test_a_scripted_transactional_history_is_allowed(kgc_broker) -> None:  # noq
 
 
 def test_the_search_with_transactions_agrees_with_the_broker(kgc_broker) -> None:  # noqa: ANN001
-    cluster = Cluster(kgc_broker.bootstrap_servers, client_id="kgc-transactions")
-    try:
-        description = {**description_of(kgc_broker), **facts(cluster)}
-        record = model_manifest(description)
-        negotiated = negotiate_with(cluster, PROFILES[record["profile"]], TRANSACTIONAL_REQUESTS)
-        assert set(TRANSACTIONAL_REQUESTS) <= set(negotiated.versions), negotiated.unsupported
-        run = f"kgc-tx-{secrets.token_hex(3)}"
-        topic = f"{run}-topic"
-        cluster.create_topic(topic, partitions=TOPIC_PARTITIONS)
-        counter = iter(range(10**6))
-        ctx = SuiteContext(
-            open_target=lambda gid: BrokerTarget(cluster, gid, description=description),
-            new_model=lambda gid: build(record, gid),
-            versions=negotiated.versions,
-            opt_in=frozenset(TRANSACTIONAL_REQUESTS),
-            topic=topic,
-            time_scale=time_scale_for(description.get("group_config") or {}),
-        )
-        ctx.new_group_id = lambda: f"{run}-{next(counter)}"
-        search(machine_for(ctx), examples=10, steps=20, seed=1, shrink=False)
-    finally:
-        cluster.close()
+    ctx = opt_in_search(
+        kgc_broker, TRANSACTIONAL_REQUESTS, prefix="kgc-tx-", examples=10, steps=20, seed=1
+    )
     wanted_types = {*TRANSACTIONAL_REQUESTS, "OffsetFetch"}
     seen = {c: n for c, n in sorted(ctx.coverage.items()) if n and c[1] in wanted_types}
     print(f"{ctx.examples} examples, {ctx.commands} commands; cells: {seen}")  # -s shows it
