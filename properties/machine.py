@@ -655,17 +655,18 @@ class EngineMachine(RuleBasedStateMachine):
         self,
         candidates: list[tuple[Aimed, Callable[[], object]]],
         pick: int,
-        variants: Sequence[tuple[Aimed, Callable[[], object]]] = (),
+        variants: Callable[[], Sequence[tuple[Aimed, Callable[[], object]]]] = tuple,
     ) -> bool:
         """Carry out a candidate that serves coverage, by the model's prediction
         (:meth:`_predicted`): first one that reaches a cell not reached yet (in the run before
         this example, or in this example so far); else one that reaches an input cell not
         reached yet (``engine/coverage.py``: request × version × field class), among the
-        candidates and their ``variants`` (the same requests at the other versions, classed but
-        not predicted); else one that moves the group to another state where a candidate was
-        once predicted to reach such a cell (a leader's SyncGroup that makes the group Stable);
-        else any. ``pick`` chooses among equals. Cells reached once count as done: balancing how
-        often each was reached spends the steps on the cells of the state the group is in."""
+        candidates and, when none of them does, their ``variants()`` (the same requests at the
+        other versions, classed but not predicted; built only then); else one that moves the
+        group to another state where a candidate was once predicted to reach such a cell (a
+        leader's SyncGroup that makes the group Stable); else any. ``pick`` chooses among
+        equals. Cells reached once count as done: balancing how often each was reached spends
+        the steps on the cells of the state the group is in."""
         if self.failed_check is not None or not candidates:
             return False
         local = cells_of(self.engine.events, self.engine.extras)
@@ -714,7 +715,7 @@ class EngineMachine(RuleBasedStateMachine):
         pool = list(candidates)
         if min(scores) > AIM_INPUT:  # none reaches a new cell: a version variant may
             seen = {c for c, _ in candidates}
-            for variant in variants:
+            for variant in variants():
                 command = variant[0]
                 if command not in seen and command not in self.aim_sent and new_input(command):
                     seen.add(command)
@@ -1289,7 +1290,9 @@ class GroupMachine(EngineMachine):
         ``form_group``, so Hypothesis draws it often."""
         vi, pick, steps = plan
         for _ in range(steps):
-            if not self._aim(self._candidates(vi), pick, self._version_variants(vi)):
+            if self.failed_check is not None:  # the example is over: build no more candidates
+                break
+            if not self._aim(self._candidates(vi), pick, lambda: self._version_variants(vi)):
                 break
 
     def _version_variants(self, vi: int) -> list[tuple[Aimed, Callable[[], object]]]:
