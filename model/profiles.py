@@ -779,6 +779,11 @@ SHARE_IMPLEMENTATION_SWITCHES = (
     "last_member_gone_deletes_group",
     "assignment_sent_on_epoch_change",
     "blank_member_id_accepted",
+    "leave_answer_names_no_member",
+    "error_answers_echo_epoch",
+    "assignment_in_every_answer",
+    "heartbeat_makes_group",
+    "unknown_member_leave_answered",
 )
 SHARE_SWITCHES = frozenset(share_line_rules((4, 2))) | frozenset(SHARE_IMPLEMENTATION_SWITCHES)
 

@@ -473,6 +473,70 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             proofs=("traces/known/librdkafka-mock/share-first-join-every-partition.json",),
         ),
         Switch(
+            name="leave_answer_names_no_member",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat`: a leave (epoch -1) destroys the member "
+            "and forgets it (`member = NULL`, l.3213-3219), and the answer writes `MemberId` only "
+            "`if (!err && member)` (l.3321-3326): null. Kafka's `shareGroupLeave` echoes the "
+            "member id",
+            proofs=("traces/known/librdkafka-mock/share-leave-answer-names-no-member.json",),
+        ),
+        Switch(
+            name="heartbeat_makes_group",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3210: every heartbeat past the "
+            "coordinator check calls `rd_kafka_mock_sharegroup_get`, which finds or makes the "
+            "group (src/rdkafka_mock_sharegrp.c l.85-103, at `group_epoch = 1`), before the "
+            "epoch is looked at; Kafka makes a group only for epoch 0 and answers the others "
+            "GROUP_ID_NOT_FOUND",
+            proofs=(
+                "traces/known/librdkafka-mock/share-heartbeat-to-a-missing-group-unknown-member.json",
+                "traces/known/librdkafka-mock/share-leave-from-a-missing-group-answered.json",
+            ),
+        ),
+        Switch(
+            name="unknown_member_leave_answered",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3212-3222: a leave destroys the member "
+            "if the group has it and sets no error when it does not; Kafka's `shareGroupLeave` "
+            "answers an unknown member UNKNOWN_MEMBER_ID",
+            proofs=("traces/known/librdkafka-mock/share-leave-from-a-missing-group-answered.json",),
+        ),
+        Switch(
+            name="assignment_in_every_answer",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3336-3347: every answer without an "
+            "error to a member that holds an assignment carries it (`if (!err && member && "
+            'member->assignment)`, "Send assignment even if empty"), changed or not; Kafka '
+            "sends it to a join, a full request or a change (`hasAssignedPartitionsChanged`)",
+            proofs=("traces/known/librdkafka-mock/share-unchanged-assignment-sent-again.json",),
+        ),
+        Switch(
+            name="error_answers_echo_epoch",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat`: `MemberEpoch` holds the request's epoch "
+            "(l.3189) and is written into every answer (l.3327-3328); a heartbeat's "
+            "UNKNOWN_MEMBER_ID (l.3259) and FENCED_MEMBER_EPOCH (l.3263, l.3272) leave it as "
+            "read. Kafka's error answers carry only the error code (epoch 0)",
+            proofs=("traces/known/librdkafka-mock/share-error-answer-echoes-epoch.json",),
+        ),
+        Switch(
+            name="group_answers_carry_interval",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3330-3334: every answer past the "
+            "coordinator check writes the group's `heartbeat_interval_ms` (the group is made by "
+            "`rd_kafka_mock_sharegroup_get`, src/rdkafka_mock_sharegrp.c l.85-103, with the "
+            "cluster's default of 5000, l.58), the leave's and the errors' too; Kafka leaves it "
+            "0 in every error and leave answer",
+            proofs=("traces/known/librdkafka-mock/share-leave-answer-names-no-member.json",),
+        ),
+        Switch(
             name="fetch_answers_committed_leader_epoch",
             value=False,
             source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "

@@ -54,6 +54,8 @@ CONSUMER_SPEC_VERSIONS = tuple(sorted(CONSUMER_VERSIONS["ConsumerGroupHeartbeat"
 OFFSET_API_KEYS = keys_of(OFFSET_APIS)
 CONSUMER_OFFSET_VERSIONS = tuple(sorted(CONSUMER_VERSIONS["OffsetCommit"]))
 SHARE_API_KEYS = keys_of(SHARE_GROUP_APIS)
+# the group-admin requests the share machine sends beside its own (``properties/share_machine.py``)
+SHARE_ADMIN_APIS = ("ListGroups", "DeleteGroups")
 # how long the share workload's throwaway group may wait for its partitions: the first
 # initialization on a fresh broker also creates the share coordinator's state topic
 SHARE_WARM_UP_S = 60.0
@@ -412,9 +414,12 @@ def prepare_share(
     cluster.refresh_metadata()
     first = min(b.node_id for b in cluster.metadata().brokers)
     versions = description.setdefault("request_versions", {})
-    offered, missing = _share_versions(cluster.connection(first).broker_versions or {})
+    advertised = cluster.connection(first).broker_versions or {}
+    offered, missing = _share_versions(advertised)
+    admin, admin_missing = _share_admin_versions(advertised)
     versions.update(offered)
-    description.setdefault("unsupported_requests", {}).update(missing)
+    versions.update(admin)
+    description.setdefault("unsupported_requests", {}).update({**missing, **admin_missing})
     heartbeat = versions["ShareGroupHeartbeat"][-1]
     _probe_share_groups(cluster, first, heartbeat)
     partitions = len(cluster.partition_leaders(topic)) or TOPIC_PARTITIONS
@@ -463,6 +468,31 @@ def _share_versions(
                 "by default from 4.2)"
             )
         raise ProtocolUnsupported(f"{why}; check it with --protocol classic or consumer")
+    return out, missing
+
+
+def _share_admin_versions(
+    advertised: dict[int, tuple[int, int]],
+) -> tuple[dict[str, list[int]], dict[str, str]]:
+    """The versions of ListGroups and DeleteGroups the share machine may send: those it draws
+    that the broker offers, and the ones the broker goes without (name -> why), whose requests
+    are then never sent and whose cells are not counted (librdkafka's mock cluster offers
+    neither, and closes the connection on a request it does not offer)."""
+    from kgc.model.requests import CLASSIC_REQUESTS
+
+    out: dict[str, list[int]] = {}
+    missing: dict[str, str] = {}
+    for api in SHARE_ADMIN_APIS:
+        key = KEYS[api]
+        drawn = CLASSIC_REQUESTS[api].drawn_versions
+        low, high = advertised.get(key, (0, -1))
+        out[api] = [v for v in drawn if low <= v <= high]
+        if not out[api]:
+            missing[api] = (
+                f"the broker does not offer {api} (API key {key})"
+                if key not in advertised
+                else f"the broker offers {api} v{low}-{high}, kgc sends v{min(drawn)}-{max(drawn)}"
+            )
     return out, missing
 
 
@@ -578,7 +608,7 @@ SHARE = Workload(
     name="share",
     scenario="share",
     build=share_workload,
-    negotiates=frozenset(SHARE_API_KEYS),
+    negotiates=frozenset(SHARE_API_KEYS) | frozenset(SHARE_ADMIN_APIS),
     time_scale=unscaled,
     wait_when_parked=never_parks,
 )

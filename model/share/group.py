@@ -18,12 +18,16 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    ``getOrMaybeCreateShareGroup``, ``throwIfShareGroupIsFull``,
    ``ShareGroup.getOrMaybeCreateMember``, ``throwIfShareGroupMemberEpochIsInvalid``): epoch 0
    creates the group and the member if missing; otherwise a missing group is
-   ``GROUP_ID_NOT_FOUND``. A group with ``group.share.max.size`` members refuses an id it does
-   not have, *before* the member is looked up (so an unknown id at epoch > 0 in a full group is
-   ``GROUP_MAX_SIZE_REACHED``); then an unknown id at epoch != 0 is ``UNKNOWN_MEMBER_ID``. Epoch 0
+   ``GROUP_ID_NOT_FOUND`` (``heartbeat_makes_group``, an implementation switch: any heartbeat
+   makes it, Empty at the line's first epoch). A group with ``group.share.max.size`` members
+   refuses an id it does not have, *before* the member is looked up (so an unknown id at epoch > 0
+   in a full group is ``GROUP_MAX_SIZE_REACHED``); then an unknown id at epoch != 0 is
+   ``UNKNOWN_MEMBER_ID``. Epoch 0
    always passes; an epoch above the member's, or below it but not its previous epoch, is
    ``FENCED_MEMBER_EPOCH`` (the member stays). The previous epoch passes with no other check (the
-   answer with the bump may have been lost).
+   answer with the bump may have been lost). These errors carry only their code, as rule 1's
+   (implementation switches: ``group_answers_carry_interval``, the group's interval;
+   ``error_answers_echo_epoch``, the request's epoch).
 3. **Epochs** (``ModernGroup``'s constructor, ``TargetAssignmentMetadata.INITIAL``,
    ``hasMemberSubscriptionChanged``, ``initializedAssignmentPending``): a new group starts at
    group epoch 1 and assignment epoch 1 (4.2: 0 and 0, ``initial_group_epoch``); a new member at
@@ -68,9 +72,10 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
 7. **The answer** (end of ``shareGroupHeartbeat``): member id, member epoch, the heartbeat
    interval; the assignment when the request's epoch was 0, or ``SubscribedTopicNames`` was
    non-null, or the assigned map changed (``ShareGroupMember.hasAssignedPartitionsChanged``;
-   ``assignment_sent_on_epoch_change``, an implementation switch: or the member's epoch moved). The
-   member's session timer is (re)started, ``group.share.session.timeout.ms``. A known member that
-   sends epoch 0 keeps its epoch and gets its whole assignment.
+   ``assignment_sent_on_epoch_change``, an implementation switch: or the member's epoch moved;
+   ``assignment_in_every_answer``, another: always). The member's session timer is (re)started,
+   ``group.share.session.timeout.ms``. A known member that sends epoch 0 keeps its epoch and gets
+   its whole assignment.
 8. **Initialization** (``maybeCreateInitializeShareGroupStateRequest``,
    ``subscribedTopicsChangeMap``, ``GroupCoordinatorService.shareGroupHeartbeat``'s zero-delay
    timer task, ``initializeShareGroupState``): every successful heartbeat marks the group's
@@ -87,11 +92,14 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    the heartbeat that subscribes the group to it, before its target is computed.
 9. **Leave and session expiry** (``shareGroupLeave``, ``shareGroupFenceMember``,
    ``scheduleShareGroupSessionTimeout``, ``shareGroupFenceMemberOperation``): epoch -1 to a
-   missing group is ``GROUP_ID_NOT_FOUND``, from an unknown member ``UNKNOWN_MEMBER_ID`` (no size or
-   epoch check); otherwise the member, its target and its timer go, the group epoch is bumped,
+   missing group is ``GROUP_ID_NOT_FOUND`` (``heartbeat_makes_group``, an implementation switch:
+   every heartbeat first makes the group, Empty), from an unknown member ``UNKNOWN_MEMBER_ID`` (no
+   size or epoch check; ``unknown_member_leave_answered``, another: a leave's answer, nothing
+   changed); otherwise the member, its target and its timer go, the group epoch is bumped,
    and no new target is computed (another member's next heartbeat does). The answer echoes the
-   member id and epoch -1, interval 0 (``group_answers_carry_interval``, an implementation
-   switch: the group's, as in its errors of rule 2), no assignment. The session timer fences the
+   member id (``leave_answer_names_no_member``, an implementation switch: null) and epoch -1,
+   interval 0 (``group_answers_carry_interval``, an implementation switch: the group's, as in its
+   errors of rule 2), no assignment. The session timer fences the
    same way, ``group.share.session.timeout.ms`` after the member's last successful heartbeat, and
    does nothing if the member is gone. Implementation switches: ``fence_computes_target`` (the
    remaining members' target computed at once), ``last_member_gone_deletes_group`` (a group left
@@ -251,6 +259,24 @@ class ShareGroupConfig:
     # rule 1, an implementation switch: a ``MemberId`` of blanks (not empty) is not refused.
     # Kafka (False) refuses it INVALID_REQUEST (``Utils.throwIfEmptyString`` trims it)
     blank_member_id_accepted: bool = False
+    # rule 9, an implementation switch: the leave answer's ``MemberId`` is null. Kafka (False)
+    # echoes the leaving member's id (``shareGroupLeave``: ``setMemberId(memberId)``)
+    leave_answer_names_no_member: bool = False
+    # rules 2 and 9, an implementation switch: the errors of a group that exists carry the
+    # request's ``MemberEpoch``. Kafka (False) answers 0: an error answer carries only its code
+    # (``GroupCoordinatorService.shareGroupHeartbeat``'s ``handleOperationException``)
+    error_answers_echo_epoch: bool = False
+    # rule 7, an implementation switch: every successful heartbeat's answer carries the member's
+    # assignment, changed or not. Kafka (False) sends it to a join, a full request or a change
+    assignment_in_every_answer: bool = False
+    # rules 2 and 9, an implementation switch: any ShareGroupHeartbeat makes the group it names
+    # (Empty, at the line's first epoch) before its epoch is looked at, so a heartbeat or a leave
+    # to a missing group is answered as to an Empty one. Kafka (False): only epoch 0 makes one;
+    # the others are GROUP_ID_NOT_FOUND
+    heartbeat_makes_group: bool = False
+    # rule 9, an implementation switch: a leave from a member the group lacks is answered as a
+    # leave (NONE, epoch -1) and changes nothing. Kafka (False) answers UNKNOWN_MEMBER_ID
+    unknown_member_leave_answered: bool = False
     reorder_window_ms: float = 0.0  # see ``model/timed.py``
 
     def __post_init__(self) -> None:
@@ -945,6 +971,9 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         blank_accepted = self.config.blank_member_id_accepted
         if invalid(c, self.config.group_id, blank_member_id_accepted=blank_accepted):
             return [(s, ShareGroupHeartbeatResponse(error=INVALID_REQUEST))]
+        if not s.exists and self.config.heartbeat_makes_group:
+            first = self.config.initial_group_epoch
+            s = replace(s, exists=True, group_epoch=first, assignment_epoch=first)
         if c.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             return self._leave(s, c)
         joining = c.member_epoch == 0
@@ -952,13 +981,13 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
             return [(s, ShareGroupHeartbeatResponse(error=GROUP_ID_NOT_FOUND))]
         old = s.member(c.member_id)
         if len(s.members) >= self.config.max_size and old is None:
-            return [(s, self._group_error(GROUP_MAX_SIZE_REACHED))]
+            return [(s, self._group_error(GROUP_MAX_SIZE_REACHED, c))]
         if old is None:
             if not joining:
-                return [(s, self._group_error(UNKNOWN_MEMBER_ID))]
+                return [(s, self._group_error(UNKNOWN_MEMBER_ID, c))]
             old = Member(member_id=c.member_id)
         if not member_epoch_valid(old, c.member_epoch):
-            return [(s, self._group_error(FENCED_MEMBER_EPOCH))]
+            return [(s, self._group_error(FENCED_MEMBER_EPOCH, c))]
         if not s.exists:  # rule 3: a new group (its records are written with this heartbeat)
             first = self.config.initial_group_epoch
             s = replace(s, exists=True, group_epoch=first, assignment_epoch=first)
@@ -995,6 +1024,7 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
             full = joining or c.subscribed_topic_names is not None
             if self.config.assignment_sent_on_epoch_change:
                 full |= after.member_epoch != old.member_epoch
+            full |= self.config.assignment_in_every_answer
             answer = ShareGroupHeartbeatResponse(
                 error=NONE,
                 member_id=c.member_id,
@@ -1053,14 +1083,16 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         """Rule 9, ``shareGroupLeave``."""
         if not s.exists:
             return [(s, ShareGroupHeartbeatResponse(error=GROUP_ID_NOT_FOUND))]
-        if s.member(c.member_id) is None:
-            return [(s, self._group_error(UNKNOWN_MEMBER_ID))]
+        if s.member(c.member_id) is None and not self.config.unknown_member_leave_answered:
+            return [(s, self._group_error(UNKNOWN_MEMBER_ID, c))]
         answer = ShareGroupHeartbeatResponse(
             error=NONE,
-            member_id=c.member_id,
+            member_id=None if self.config.leave_answer_names_no_member else c.member_id,
             member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
             heartbeat_interval_ms=self._group_interval(),
         )
+        if s.member(c.member_id) is None:  # ``unknown_member_leave_answered``: nothing changes
+            return [(s, answer)]
         return [(s2, answer) for s2 in self._fence(s, c.member_id)]
 
     def _group_interval(self) -> int:
@@ -1069,10 +1101,14 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         interval: int = self.config.heartbeat_interval_ms
         return interval if self.config.group_answers_carry_interval else 0
 
-    def _group_error(self, error: str) -> ShareGroupHeartbeatResponse:
-        """Rule 2's errors of a group that exists (rule 1: they carry only the error)."""
+    def _group_error(self, error: str, c: ShareGroupHeartbeat) -> ShareGroupHeartbeatResponse:
+        """Rule 2's errors of a group that exists (rule 1: they carry only the error;
+        ``group_answers_carry_interval``: and the group's interval; ``error_answers_echo_epoch``:
+        and the request's epoch)."""
         return ShareGroupHeartbeatResponse(
-            error=error, heartbeat_interval_ms=self._group_interval()
+            error=error,
+            member_epoch=c.member_epoch if self.config.error_answers_echo_epoch else 0,
+            heartbeat_interval_ms=self._group_interval(),
         )
 
     def _fence(self, s: ShareGroupState, member_id: str) -> list[ShareGroupState]:
@@ -1199,5 +1235,10 @@ def describe_config(config: ShareGroupConfig) -> dict[str, Any]:
         "last_member_gone_deletes_group": config.last_member_gone_deletes_group,
         "assignment_sent_on_epoch_change": config.assignment_sent_on_epoch_change,
         "blank_member_id_accepted": config.blank_member_id_accepted,
+        "leave_answer_names_no_member": config.leave_answer_names_no_member,
+        "error_answers_echo_epoch": config.error_answers_echo_epoch,
+        "assignment_in_every_answer": config.assignment_in_every_answer,
+        "heartbeat_makes_group": config.heartbeat_makes_group,
+        "unknown_member_leave_answered": config.unknown_member_leave_answered,
         "reorder_window_ms": config.reorder_window_ms,
     }

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import pytest
 from kgc.conformance.brokers.embedded import default_config
-from kgc.conformance.drivers.workloads import SHARE, WORKLOADS, _share_versions, workload_named
+from kgc.conformance.drivers.workloads import (
+    SHARE,
+    WORKLOADS,
+    _share_admin_versions,
+    _share_versions,
+    workload_named,
+)
 from kgc.conformance.errors import ProtocolUnsupported
 from kgc.conformance.wire.brokerconfig import ASSUMED, GROUP_SETTINGS, settings_problem
 
@@ -16,7 +22,27 @@ SHARE_KEYS = {"ShareGroupHeartbeat": 76, "ShareGroupDescribe": 77}  # ApiKeys.ja
 def test_the_share_workload_is_named_as_the_cli_names_it():
     assert workload_named("share") is SHARE is WORKLOADS["share"]
     assert SHARE.scenario == "share"
-    assert SHARE.negotiates == frozenset(SHARE_KEYS)
+    # the share machine's own requests, and the group-admin ones it sends beside them
+    assert SHARE.negotiates == frozenset(SHARE_KEYS) | {"ListGroups", "DeleteGroups"}
+
+
+def test_group_admin_requests_are_sent_only_where_the_broker_offers_them():
+    # ListGroups is API key 16, DeleteGroups 42 (ApiKeys.java). Kafka 4.3.1 offers ListGroups
+    # v0-5 and DeleteGroups v0-2; librdkafka's mock cluster neither (it closes the connection
+    # on a request it does not offer: seen with DeleteGroups on seed 1 of its share search)
+    versions, missing = _share_admin_versions({16: (0, 5), 42: (0, 2)})
+    assert missing == {} and versions["DeleteGroups"] and versions["ListGroups"]
+    assert set(versions["ListGroups"]) <= set(range(6)) and 5 in versions["ListGroups"]
+    versions, missing = _share_admin_versions({76: (1, 1)})
+    assert versions == {"ListGroups": [], "DeleteGroups": []}
+    assert missing == {
+        "ListGroups": "the broker does not offer ListGroups (API key 16)",
+        "DeleteGroups": "the broker does not offer DeleteGroups (API key 42)",
+    }
+    versions, missing = _share_admin_versions({16: (9, 9), 42: (0, 2)})
+    assert versions["ListGroups"] == [] and missing["ListGroups"].startswith(
+        "the broker offers ListGroups v9-9, kgc sends v"
+    )
 
 
 def test_v1_is_negotiated_where_the_broker_offers_it():

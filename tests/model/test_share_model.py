@@ -781,6 +781,65 @@ def test_group_answers_carry_interval(carry: bool):
     h.call(beat("c1", -1), 30, left)
 
 
+@pytest.mark.parametrize("no_member", [False, True])
+def test_leave_answer_names_no_member(no_member: bool):
+    # librdkafka's mock cluster answers a leave with MemberId null; Kafka echoes the member's id
+    h = History(replace(AT_ONCE, leave_answer_names_no_member=no_member))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    left = ShareGroupHeartbeatResponse(
+        error="NONE", member_id=None if no_member else "c1-1", member_epoch=-1
+    )
+    h.call(beat("c1", -1), 10, left)
+
+
+@pytest.mark.parametrize("echo", [False, True])
+def test_error_answers_echo_epoch(echo: bool):
+    # librdkafka's mock cluster writes the request's epoch into an error answer; Kafka's is 0.
+    # A missing group's GROUP_ID_NOT_FOUND and rule 1's INVALID_REQUEST carry 0 either way
+    h = History(replace(AT_ONCE, error_answers_echo_epoch=echo))
+    h.call(beat("c1", 4), 0, error("GROUP_ID_NOT_FOUND"))
+    h.call(beat("c1", -2), 5, error("INVALID_REQUEST"))
+    h.call(join("c1"), 10, ok("c1", 2, tps(0, 1, 2)))
+    h.call(beat("c2", 3), 20, replace(error("UNKNOWN_MEMBER_ID"), member_epoch=3 if echo else 0))
+    h.call(beat("c1", 7), 30, replace(error("FENCED_MEMBER_EPOCH"), member_epoch=7 if echo else 0))
+
+
+@pytest.mark.parametrize("every", [False, True])
+def test_assignment_in_every_answer(every: bool):
+    # librdkafka's mock cluster sends a member its assignment in every answer; Kafka only to a
+    # join, a full request or a change
+    h = History(replace(AT_ONCE, assignment_in_every_answer=every))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    again = ok("c1", 2, tps(0, 1, 2))
+    h.call(beat("c1", 2), 10, again if every else replace(again, assignment=None))
+
+
+@pytest.mark.parametrize("makes", [False, True])
+def test_heartbeat_makes_group(makes: bool):
+    # librdkafka's mock cluster makes the group any heartbeat names: a stranger's heartbeat to a
+    # missing group is UNKNOWN_MEMBER_ID there, and the group is then described Empty; Kafka
+    # answers GROUP_ID_NOT_FOUND and makes nothing
+    h = History(replace(AT_ONCE, heartbeat_makes_group=makes))
+    h.call(beat("c2", 3), 0, error("UNKNOWN_MEMBER_ID" if makes else "GROUP_ID_NOT_FOUND"))
+    rid = h.send(DESCRIBE, 10)
+    assert {d.group_state or d.error for d in h.allowed(rid)} == {
+        "Empty" if makes else "GROUP_ID_NOT_FOUND"
+    }
+    # a join then finds the group at the line's first epoch, as a new group would be made
+    h.call(join("c1"), 20, ok("c1", 2, tps(0, 1, 2)))
+
+
+@pytest.mark.parametrize("answered", [False, True])
+def test_unknown_member_leave_answered(answered: bool):
+    # librdkafka's mock cluster answers a leave from a member the group lacks as a leave, and
+    # nothing changes; Kafka answers UNKNOWN_MEMBER_ID
+    h = History(replace(AT_ONCE, unknown_member_leave_answered=answered))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    left = ShareGroupHeartbeatResponse(error="NONE", member_id="c2-1", member_epoch=-1)
+    h.call(beat("c2", -1), 10, left if answered else error("UNKNOWN_MEMBER_ID"))
+    h.call(beat("c1", 2), 20, replace(ok("c1", 2, tps(0, 1, 2)), assignment=None))
+
+
 @pytest.mark.parametrize("deleted", [False, True])
 def test_last_member_gone_deletes_group(deleted: bool):
     # kfake deletes a share group whose last member left; Kafka keeps it Empty (never expires)
