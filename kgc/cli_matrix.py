@@ -20,11 +20,18 @@ For each target (``apache-kafka:VERSION`` embedded, or an implementation kgc lau
    part differs). Its heading, the *signature*, is only the request type and the answer's type
    and error.
 
-It then writes ``OUT/card.json`` and ``OUT/card.md`` (one row per implementation and version) and
-builds the HTML report over the corpus with the Spark pipeline (``OUT/report/report.html``, as
-``kgc report`` does). Exit status 1 when an Apache Kafka release diverged or another
-implementation showed a NEW deviation; baselines that are not ``known`` are reported, not failed
-(CI's card check, ``tests/pipeline/card_check.py``, fails them).
+With ``--protocols`` (default ``classic``) each target gets a row per group protocol, each on a
+fresh instance: ``share`` searches its share groups, ``consumer`` its KIP-848 groups. A target
+that does not run a protocol gets a row saying why (``not_run``); another implementation whose
+own rules line lacks the protocol is judged by the pinned Apache release's line (librdkafka's mock
+advertises Kafka 3.7's API versions and serves share groups). The baselines are replayed once per
+target, in its first row; a later row's deviations are matched against those replays.
+
+It then writes ``OUT/card.json`` and ``OUT/card.md`` (one row per implementation, version and
+protocol) and builds the HTML report over the corpus with the Spark pipeline
+(``OUT/report/report.html``, as ``kgc report`` does). Exit status 1 when an Apache Kafka release
+diverged or another implementation showed a NEW deviation; baselines that are not ``known`` are
+reported, not failed (CI's card check, ``tests/pipeline/card_check.py``, fails them).
 
 With ``--baseline OLD/card.json`` (an implementer's CI keeps its last card) it also says what
 changed since that card (:func:`compare_cards`): per row, the confirmed deviations that are new
@@ -88,6 +95,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="comma-separated targets: apache-kafka:VERSION, tansu, kfake, librdkafka-mock "
         f"(default {DEFAULT_TARGETS}); nisshi, tansu's successor, takes a 30-minute cargo "
         "build and is not launched: run it yourself and use kgc check --bootstrap-server",
+    )
+    p.add_argument(
+        "--protocols",
+        default="classic",
+        help="comma-separated group protocols each target is searched with, a row each: classic "
+        "(default), consumer, share. A target that does not run one gets a row saying why; "
+        "another implementation whose own rules line lacks it is judged by the pinned Apache "
+        "release's line",
     )
     p.add_argument("--out", required=True, help="folder for the corpus, traces, card and report")
     p.add_argument("--seeds", type=int, default=1, help="seeds 1..N per target (default 1)")
@@ -385,6 +400,8 @@ def run(args: argparse.Namespace) -> int:
         prepare_record_dir,
         run_seeds,
     )
+    from kgc.conformance.drivers.workloads import workload_named
+    from kgc.conformance.errors import ProtocolUnsupported
     from kgc.engine.coverage import summarise
     from kgc.engine.traces import load
 
@@ -396,6 +413,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--seeds must be at least 1, got {args.seeds}")
     old_card = read_card(Path(args.baseline)) if args.baseline else None
     targets = _targets(args.implementations)
+    protocols = _protocols(args.protocols)
     out = Path(args.out)
     if out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out} is not empty; kgc matrix never overwrites a card")
@@ -404,40 +422,48 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
     for name, version in targets:
-        t0 = time.monotonic()
         label = f"{name}-{version}" if version else name
         print(f"kgc matrix: {label}", file=sys.stderr, flush=True)
-        row: dict[str, Any] = {"implementation": name, "label": label}
-        with _open(name, version) as broker:
-            description = description_of(broker)
-            row["version"] = description.get("version")
-            row["mode"] = description.get("mode")
-            row["advertised"] = _advertised(broker.bootstrap_servers)
-            runs = run_seeds(
-                broker,
-                description,
-                seeds=args.seeds,
-                search=Search(profile=args.profile, shrink_budget_s=90.0),
-                output=Output(traces_dir=out / "traces" / label, record_dir=corpus),
-            )
-        saved = [p for r in runs.results for p in r.saved]
-        for result in runs.results:
-            row["used"] = result.target.get("request_versions")
-            row["rules"] = result.target.get("model_profile")
-            if result.failure == "connection" and not result.saved:
-                row.setdefault("notes", []).append(result.message.splitlines()[0])
-        reached, unsupported, requests = runs.reached, runs.unsupported, runs.requests
-        last = runs.results[-1].target if runs.results else None
-        cov = summarise(reached, unsupported, target=last)
-        row["requests"] = requests
-        row["cells"] = {"reached": cov["reached"], "of": cov["cells"]}
-        row["unsupported"] = sorted(unsupported)
-        baselines = _baselines(name, version, known_root, load)
-        row["baselines"] = baselines
-        row["deviations"] = _deviations(name, version, saved, baselines, known_root, load)
-        row["wall_s"] = round(time.monotonic() - t0, 1)
-        rows.append(row)
-        _print_row(row)
+        baselines: list[dict[str, Any]] | None = None
+        for protocol in protocols:
+            t0 = time.monotonic()
+            row: dict[str, Any] = {
+                "implementation": name,
+                "label": label if protocol == "classic" else f"{label} {protocol}",
+                "protocol": protocol,
+            }
+            with _open(name, version) as broker:
+                description = description_of(broker)
+                row["version"] = description.get("version")
+                row["mode"] = description.get("mode")
+                row["advertised"] = _advertised(broker.bootstrap_servers)
+                _judge_protocol(description, protocol, name)
+                try:
+                    runs = run_seeds(
+                        broker,
+                        description,
+                        seeds=args.seeds,
+                        workload=workload_named(protocol),
+                        search=Search(profile=args.profile, shrink_budget_s=90.0),
+                        output=Output(
+                            traces_dir=out / "traces" / row["label"].replace(" ", "-"),
+                            record_dir=corpus,
+                        ),
+                    )
+                except ProtocolUnsupported as exc:
+                    runs = None
+                    row["not_run"] = str(exc)
+            # every baseline is replayed once per target, in its first row; a later row's
+            # findings are matched against the statuses that replay gave
+            first = baselines is None
+            if first:
+                baselines = _baselines(name, version, known_root, load)
+            assert baselines is not None
+            row["baselines"] = baselines if first else []
+            _fill_row(row, runs, name, version, baselines, known_root, load, summarise)
+            row["wall_s"] = round(time.monotonic() - t0, 1)
+            rows.append(row)
+            _print_row(row)
     card = {"targets": rows, "wall_s": round(time.monotonic() - started, 1)}
     (out / "card.json").write_text(json.dumps(card, indent=1, default=str) + "\n")
     markdown = render_markdown(card)
@@ -452,6 +478,75 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_report:
         _report(corpus, out / "report")
     return 1 if any(_fails(r, tolerate_near=args.tolerate_near) for r in rows) else 0
+
+
+def _protocols(spec: str) -> list[str]:
+    """The protocols ``--protocols`` names, in its order, each once; a one-line error otherwise."""
+    from kgc.conformance.drivers.workloads import WORKLOADS
+
+    chosen = list(dict.fromkeys(x.strip() for x in spec.split(",") if x.strip()))
+    unknown = [x for x in chosen if x not in WORKLOADS]
+    if unknown or not chosen:
+        raise UserError(
+            f"--protocols {spec!r}: choose from {', '.join(WORKLOADS)}"
+            + (f" ({', '.join(unknown)} unknown)" if unknown else "")
+        )
+    return chosen
+
+
+def _judge_protocol(description: dict[str, Any], protocol: str, name: str) -> None:
+    """Judge another implementation's ``protocol`` by the pinned Apache release's line when the
+    line its API versions match has no rules for it (librdkafka's mock advertises Kafka 3.7's
+    versions and serves share groups, which kgc models from 4.2), as ``kgc check --rules``
+    would; an Apache release is judged by its own line, and refused where it lacks the
+    protocol."""
+    from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION
+    from kgc.engine.registry import _profile_name, release_line
+    from kgc.model.profiles import profile_for_version, share_line_rules
+
+    if name == "apache-kafka" or protocol == "classic":
+        return
+    line = release_line(_profile_name(description).removeprefix("kafka-")) or (0, 0)
+    first = (4, 2) if protocol == "share" else (4, 0)
+    if line >= first:
+        return
+    pinned = profile_for_version(DEFAULT_KAFKA_VERSION).name
+    if protocol == "share":
+        share_line_rules(release_line(pinned.removeprefix("kafka-")))  # the pinned line has them
+    description["model_profile"] = pinned
+    description["rules_source"] = (
+        f"the pinned Apache release's line: its API versions match Kafka {line[0]}.{line[1]}, "
+        f"which has no {protocol} groups"
+    )
+
+
+def _fill_row(
+    row: dict[str, Any],
+    runs: Any,
+    name: str,
+    version: str | None,
+    baselines: list[dict[str, Any]],
+    root: Path,
+    load: Any,
+    summarise: Any,
+) -> None:
+    """A row's search results (none when the target does not run the row's protocol)."""
+    if runs is None:
+        row.update(requests=0, cells={"reached": 0, "of": 0}, unsupported=[], deviations=[])
+        row["notes"] = [f"not run: {row['not_run']}"]
+        return
+    saved = [p for r in runs.results for p in r.saved]
+    for result in runs.results:
+        row["used"] = result.target.get("request_versions")
+        row["rules"] = result.target.get("model_profile")
+        if result.failure == "connection" and not result.saved:
+            row.setdefault("notes", []).append(result.message.splitlines()[0])
+    last = runs.results[-1].target if runs.results else None
+    cov = summarise(runs.reached, runs.unsupported, target=last, protocol=row["protocol"])
+    row["requests"] = runs.requests
+    row["cells"] = {"reached": cov["reached"], "of": cov["cells"]}
+    row["unsupported"] = sorted(runs.unsupported)
+    row["deviations"] = _deviations(name, version, saved, baselines, root, load)
 
 
 def _baselines(name: str, version: str | None, root: Path, load: Any) -> list[dict[str, Any]]:
@@ -556,14 +651,16 @@ def render_markdown(card: dict[str, Any]) -> str:
     lines = [
         "# kgc report card",
         "",
-        "| implementation | version | mode | rules | requests | cells | confirmed deviations "
-        "(new) | unconfirmed | baselines known | fails differently | FIXED | unconfirmed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| implementation | version | mode | protocol | rules | requests | cells | confirmed "
+        "deviations (new) | unconfirmed | baselines known | fails differently | FIXED | "
+        "unconfirmed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in card["targets"]:
         n = _counts(r)
         lines.append(
-            f"| {r['implementation']} | {r.get('version')} | {r.get('mode')} | {r.get('rules')} "
+            f"| {r['implementation']} | {r.get('version')} | {r.get('mode')} "
+            f"| {r.get('protocol', 'classic')} | {r.get('rules')} "
             f"| {r['requests']} | {r['cells']['reached']}/{r['cells']['of']} "
             f"| {n['confirmed']} ({n['new']}) | {n['unconfirmed']} | "
             + " | ".join(str(n[f"baselines {s}"]) for s in BASELINE_STATUSES)

@@ -42,6 +42,34 @@ def test_a_card_is_never_written_over(tmp_path: Path) -> None:
     assert (tmp_path / "card.md").read_text() == "mine"
 
 
+def test_an_unknown_protocol_is_one_line(tmp_path: Path) -> None:
+    out = str(tmp_path / "o")
+    line = one_line(
+        kgc("matrix", "--implementations", "tansu", "--protocols", "queue", "--out", out)
+    )
+    assert "--protocols 'queue': choose from classic, consumer, migration, share" in line
+    assert "(queue unknown)" in line
+
+
+@pytest.mark.broker
+def test_a_protocol_a_target_does_not_run_is_a_row_saying_why(tmp_path: Path) -> None:
+    """``--protocols share`` on tansu (which offers no ShareGroupHeartbeat): one row, ``not run``
+    with the refusal ``kgc check --protocol share`` gives, no search, and tansu's baselines still
+    replayed once, in that first row."""
+    out = tmp_path / "card"
+    run = kgc(
+        "matrix", "--implementations", "tansu", "--protocols", "share", "--out", str(out),
+        "--no-report", timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    (row,) = json.loads((out / "card.json").read_text())["targets"]
+    assert (row["label"], row["protocol"], row["requests"]) == ("tansu share", "share", 0)
+    assert row["not_run"].startswith("the broker does not offer ShareGroupHeartbeat (API key 76)")
+    known = sorted(p.name for p in (ROOT / "traces" / "known" / "tansu").glob("*.json"))
+    assert sorted(Path(b["trace"]).name for b in row["baselines"]) == known
+    assert f"| tansu | {row['version']} | loopback | share |" in (out / "card.md").read_text()
+
+
 @pytest.mark.broker
 @pytest.mark.slow
 def test_tansu_card_proves_its_deviations_and_replays_its_baselines(tmp_path: Path) -> None:
