@@ -784,6 +784,7 @@ SHARE_IMPLEMENTATION_SWITCHES = (
     "assignment_in_every_answer",
     "heartbeat_makes_group",
     "unknown_member_leave_answered",
+    "rejoin_bumps_epoch",
 )
 SHARE_SWITCHES = frozenset(share_line_rules((4, 2))) | frozenset(SHARE_IMPLEMENTATION_SWITCHES)
 

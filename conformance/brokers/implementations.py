@@ -506,6 +506,18 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             proofs=("traces/known/librdkafka-mock/share-leave-from-a-missing-group-answered.json",),
         ),
         Switch(
+            name="rejoin_bumps_epoch",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3236-3248: every epoch-0 heartbeat "
+            'sets `assignment_changed` ("New member always triggers recalculation"), also '
+            "for a member the group has (`rd_kafka_mock_sharegroup_member_get`, "
+            "src/rdkafka_mock_sharegrp.c l.278-283), and the recalculation bumps the group epoch "
+            "and moves every member to it (l.556-566); Kafka bumps only on a changed "
+            "subscription, and the member keeps its epoch",
+            proofs=("traces/known/librdkafka-mock/share-known-member-rejoin-bumps-epoch.json",),
+        ),
+        Switch(
             name="assignment_in_every_answer",
             value=True,
             source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "

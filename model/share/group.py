@@ -32,7 +32,8 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    ``hasMemberSubscriptionChanged``, ``initializedAssignmentPending``): a new group starts at
    group epoch 1 and assignment epoch 1 (4.2: 0 and 0, ``initial_group_epoch``); a new member at
    epoch 0, previous epoch -1. The group epoch is bumped by one when the member's subscribed topic
-   *set* changed (a new member always), or, when the assignment is current (assignment epoch >=
+   *set* changed (a new member always; ``rejoin_bumps_epoch``, an implementation switch: and a
+   known member's epoch 0), or, when the assignment is current (assignment epoch >=
    group epoch, read before this heartbeat; 4.2 asks whatever the assignment epoch,
    ``initialized_pending_while_behind``), when some subscribed topic's initialized partitions
    differ from the union of every member's target partitions of it
@@ -277,6 +278,10 @@ class ShareGroupConfig:
     # rule 9, an implementation switch: a leave from a member the group lacks is answered as a
     # leave (NONE, epoch -1) and changes nothing. Kafka (False) answers UNKNOWN_MEMBER_ID
     unknown_member_leave_answered: bool = False
+    # rule 3, an implementation switch: a known member's epoch-0 heartbeat bumps the group epoch
+    # as a new member's does. Kafka (False) bumps only on a changed subscribed topic set (the
+    # member keeps its epoch and gets its whole assignment, rule 7)
+    rejoin_bumps_epoch: bool = False
     reorder_window_ms: float = 0.0  # see ``model/timed.py``
 
     def __post_init__(self) -> None:
@@ -1005,6 +1010,7 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         if self.config.initialized_at_subscription:
             s = _initialized_at_once(s, updated, existing)
         bump = updated.subscribed_topic_names != old.subscribed_topic_names
+        bump |= joining and self.config.rejoin_bumps_epoch
         if self.config.initialized_pending_while_behind or s.assignment_epoch >= s.group_epoch:
             bump |= initialized_assignment_pending(s, existing)
         s = replace(
@@ -1240,5 +1246,6 @@ def describe_config(config: ShareGroupConfig) -> dict[str, Any]:
         "assignment_in_every_answer": config.assignment_in_every_answer,
         "heartbeat_makes_group": config.heartbeat_makes_group,
         "unknown_member_leave_answered": config.unknown_member_leave_answered,
+        "rejoin_bumps_epoch": config.rejoin_bumps_epoch,
         "reorder_window_ms": config.reorder_window_ms,
     }

@@ -840,6 +840,16 @@ def test_unknown_member_leave_answered(answered: bool):
     h.call(beat("c1", 2), 20, replace(ok("c1", 2, tps(0, 1, 2)), assignment=None))
 
 
+@pytest.mark.parametrize("bumps", [False, True])
+def test_rejoin_bumps_epoch(bumps: bool):
+    # librdkafka's mock cluster recalculates on every epoch-0 heartbeat: a known member's rejoin
+    # with the same subscription moves the group (and the member) to the next epoch; Kafka keeps
+    # the member's epoch and sends its whole assignment
+    h = History(replace(AT_ONCE, rejoin_bumps_epoch=bumps))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    h.call(join("c1"), 10, ok("c1", 3 if bumps else 2, tps(0, 1, 2)))
+
+
 @pytest.mark.parametrize("deleted", [False, True])
 def test_last_member_gone_deletes_group(deleted: bool):
     # kfake deletes a share group whose last member left; Kafka keeps it Empty (never expires)
