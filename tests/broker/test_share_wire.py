@@ -53,9 +53,17 @@ def share_topic(kgc_broker: Any) -> Iterator[str]:
         took, partitions = prepare_share(cluster, description, topic=topic)
         print(f"share warm-up: {took:.2f} s")
         assert partitions == TOPIC_PARTITIONS
-        assert description["request_versions"] == {
-            "ShareGroupHeartbeat": [1],
-            "ShareGroupDescribe": [1],
+        versions = description["request_versions"]
+        assert (versions["ShareGroupHeartbeat"], versions["ShareGroupDescribe"]) == ([1], [1])
+        # and the group-admin requests the share machine sends beside them, at every version
+        # kgc draws that the broker offers: Kafka 4.3.1 offers ListGroups v0-5, DeleteGroups v0-2
+        assert sorted(versions["ListGroups"]) == [0, 1, 2, 3, 4, 5]
+        assert sorted(versions["DeleteGroups"]) == [0, 1, 2]
+        assert set(versions) == {
+            "ShareGroupHeartbeat",
+            "ShareGroupDescribe",
+            "ListGroups",
+            "DeleteGroups",
         }
         assert not description.get("fact_notes"), description["fact_notes"]
     yield topic
