@@ -268,26 +268,20 @@ def _broker_config(items: list[str]) -> dict[str, int]:
 def _rules(name: str | None, protocol: str = "classic") -> str | None:
     from kgc.engine.registry import release_line
     from kgc.model import PROFILES
-    from kgc.model.profiles import PROFILE_NAMES
+    from kgc.model.profiles import FIRST_LINE, PROFILE_NAMES
 
     if name is None:
         return None
     if name not in PROFILES:
         raise UserError(f"unknown --rules {name!r}; choose one of {', '.join(PROFILE_NAMES)}")
     line = release_line(name.removeprefix("kafka-"))
-    if protocol == "share" and line is not None and line < (4, 2):
-        # share groups are generally available from 4.2 (share.version=1); 4.0 and 4.1 had an
-        # early-access version the share model does not describe
+    first = FIRST_LINE.get(protocol)
+    if first is not None and line is not None and line < first:
+        # an earlier line had only a preview or an early access the model does not describe
+        what = "share groups" if protocol == "share" else "consumer protocol"
         raise UserError(
-            f"--rules {name} has no share groups to judge --protocol share by: choose kafka-4.2 "
-            "or later"
-        )
-    if protocol != "classic" and line is not None and line < (4, 0):
-        # KIP-848's protocol is generally available from 4.0; 3.7-3.9 had a preview, which
-        # the consumer model does not describe
-        raise UserError(
-            f"--rules {name} has no consumer protocol to judge --protocol {protocol} by: "
-            "choose kafka-4.0 or later"
+            f"--rules {name} has no {what} to judge --protocol {protocol} by: choose "
+            f"kafka-{first[0]}.{first[1]} or later"
         )
     return name
 

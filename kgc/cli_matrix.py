@@ -402,7 +402,6 @@ def run(args: argparse.Namespace) -> int:
     )
     from kgc.conformance.drivers.workloads import workload_named
     from kgc.conformance.errors import ProtocolUnsupported
-    from kgc.engine.coverage import summarise
     from kgc.engine.traces import load
 
     if args.profile not in SEARCH_PROFILES:
@@ -460,7 +459,7 @@ def run(args: argparse.Namespace) -> int:
                 baselines = _baselines(name, version, known_root, load)
             assert baselines is not None
             row["baselines"] = baselines if first else []
-            _fill_row(row, runs, name, version, baselines, known_root, load, summarise)
+            _fill_row(row, runs, name, version, baselines, known_root, load)
             row["wall_s"] = round(time.monotonic() - t0, 1)
             rows.append(row)
             _print_row(row)
@@ -502,17 +501,15 @@ def _judge_protocol(description: dict[str, Any], protocol: str, name: str) -> No
     protocol."""
     from kgc.conformance.artifacts.maven import DEFAULT_KAFKA_VERSION
     from kgc.engine.registry import _profile_name, release_line
-    from kgc.model.profiles import profile_for_version, share_line_rules
+    from kgc.model.profiles import FIRST_LINE, profile_for_version
 
-    if name == "apache-kafka" or protocol == "classic":
+    first = FIRST_LINE.get(protocol)
+    if name == "apache-kafka" or first is None:
         return
     line = release_line(_profile_name(description).removeprefix("kafka-")) or (0, 0)
-    first = (4, 2) if protocol == "share" else (4, 0)
     if line >= first:
         return
     pinned = profile_for_version(DEFAULT_KAFKA_VERSION).name
-    if protocol == "share":
-        share_line_rules(release_line(pinned.removeprefix("kafka-")))  # the pinned line has them
     description["model_profile"] = pinned
     description["rules_source"] = (
         f"the pinned Apache release's line: its API versions match Kafka {line[0]}.{line[1]}, "
@@ -528,9 +525,10 @@ def _fill_row(
     baselines: list[dict[str, Any]],
     root: Path,
     load: Any,
-    summarise: Any,
 ) -> None:
     """A row's search results (none when the target does not run the row's protocol)."""
+    from kgc.engine.coverage import summarise
+
     if runs is None:
         row.update(requests=0, cells={"reached": 0, "of": 0}, unsupported=[], deviations=[])
         row["notes"] = [f"not run: {row['not_run']}"]

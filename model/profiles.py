@@ -692,6 +692,12 @@ def profile_for_version(kafka_version: str) -> Profile:
 # them from the line a run (or a trace's manifest) is judged by.
 
 
+# The first release line whose rules kgc models for each protocol beside the classic one:
+# KIP-848's consumer protocol (and the online migration to it) is generally available from 4.0
+# (3.7-3.9 had a preview), KIP-932's share groups from 4.2 (4.0 and 4.1 had an early access)
+FIRST_LINE: dict[str, tuple[int, int]] = {"consumer": (4, 0), "migration": (4, 0), "share": (4, 2)}
+
+
 def consumer_line_rules(release: tuple[int, int] | None) -> dict[str, Any]:
     """The ``ConsumerGroupConfig`` switches (``model/consumer/group.py``) that hold a 4.x
     ``release`` (``(major, minor)``) to its own rules (the defaults are the newest line's, and

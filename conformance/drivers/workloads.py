@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -447,17 +447,11 @@ def _share_versions(
     missing: dict[str, str] = {}
     for api, key in SHARE_API_KEYS.items():
         ours_low, ours_high = message_classes(api)[0].valid_versions
-        low, high = advertised.get(key, (0, -1))
-        both = list(range(max(low, ours_low), min(high, ours_high) + 1))
-        out[api] = both
-        if both:
+        out[api], why = _in_common(api, range(ours_low, ours_high + 1), advertised, "speaks")
+        if why is None:
             continue
-        why = (
-            f"the broker does not offer {api} (API key {key})"
-            if key not in advertised
-            else f"the broker offers {api} v{low}-{high}, kgc speaks v{ours_low}-{ours_high} "
-            "(v0 was Kafka 4.0's early access of share groups)"
-        )
+        if key in advertised:
+            why += " (v0 was Kafka 4.0's early access of share groups)"
         if api != "ShareGroupHeartbeat":
             missing[api] = why
             continue
@@ -483,17 +477,27 @@ def _share_admin_versions(
     out: dict[str, list[int]] = {}
     missing: dict[str, str] = {}
     for api in SHARE_ADMIN_APIS:
-        key = KEYS[api]
         drawn = CLASSIC_REQUESTS[api].drawn_versions
-        low, high = advertised.get(key, (0, -1))
-        out[api] = [v for v in drawn if low <= v <= high]
-        if not out[api]:
-            missing[api] = (
-                f"the broker does not offer {api} (API key {key})"
-                if key not in advertised
-                else f"the broker offers {api} v{low}-{high}, kgc sends v{min(drawn)}-{max(drawn)}"
-            )
+        out[api], why = _in_common(api, drawn, advertised, "sends")
+        if why is not None:
+            missing[api] = why
     return out, missing
+
+
+def _in_common(
+    api: str, ours: Iterable[int], advertised: dict[int, tuple[int, int]], verb: str
+) -> tuple[list[int], str | None]:
+    """The versions of ``api`` in ``ours`` that the broker offers (ApiVersions), sorted; with
+    none, why not in a phrase (``verb``: what kgc does with ``ours``)."""
+    key = KEYS[api]
+    low, high = advertised.get(key, (0, -1))
+    mine = sorted(ours)
+    both = [v for v in mine if low <= v <= high]
+    if both:
+        return both, None
+    if key not in advertised:
+        return [], f"the broker does not offer {api} (API key {key})"
+    return [], f"the broker offers {api} v{low}-{high}, kgc {verb} v{mine[0]}-{mine[-1]}"
 
 
 def _probe_share_groups(cluster: Cluster, node: int, version: int) -> None:
