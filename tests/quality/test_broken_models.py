@@ -37,8 +37,10 @@ MAX_COMMANDS = 10
 # of these seeds whose search is not a clean pass reports it as a divergence; a "flaky" report
 # fails at once. Only a clean pass moves on to the next seed, as the model-only search does
 # (``tests/properties/test_search_reach.py``). After seed 1 come seeds whose model-only search
-# reaches ``pending-join-not-alive`` (5 of seeds 1-10 do: 4, 6, 7, 9, 10; seeds 1-3 do not).
-SEEDS = (1, 4, 6)
+# reaches ``pending-join-not-alive`` (5 of seeds 1-10 do: 4, 6, 7, 9, 10; seeds 1-3 do not). CI of
+# ``c3b708e``, with the main pass beside it, failed that variant after three seeds (1, 4, 6; run
+# alone here seed 4 catches it in 79 examples): the search is given all five.
+SEEDS = (1, 4, 6, 7, 9, 10)
 VARIANTS = [
     ("generation-not-bumped", "quality"),
     ("stale-generation-wrong-error", "quality"),
