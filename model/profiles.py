@@ -791,6 +791,10 @@ SHARE_IMPLEMENTATION_SWITCHES = (
     "heartbeat_makes_group",
     "unknown_member_leave_answered",
     "rejoin_bumps_epoch",
+    "recalculation_moves_every_member",
+    "assignor_ranges_in_join_order",
+    "heartbeat_unvalidated",
+    "previous_epoch_heartbeat_changes_nothing",
 )
 SHARE_SWITCHES = frozenset(share_line_rules((4, 2))) | frozenset(SHARE_IMPLEMENTATION_SWITCHES)
 

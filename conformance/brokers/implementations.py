@@ -549,6 +549,66 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             proofs=("traces/known/librdkafka-mock/share-leave-answer-names-no-member.json",),
         ),
         Switch(
+            name="recalculation_moves_every_member",
+            value=True,
+            source="src/rdkafka_mock_sharegrp.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_sharegroup_assignment_recalculate` l.516-569: it returns at once for "
+            "a group without members (l.523), else reassigns every member, bumps the group epoch "
+            "(l.558) and moves every member to it, its previous epoch to its own (l.560-566). "
+            "It is the only bump: `rd_kafka_mock_handle_ShareGroupHeartbeat` calls it when a "
+            "join, a subscription change or a leave left members (`if (assignment_changed && "
+            "mshgrp->member_cnt > 0)`, src/rdkafka_mock_handlers.c l.3298), and a session "
+            "expiry after the member goes (`rd_kafka_mock_sharegroup_member_fenced` l.239); a new "
+            "member starts at the group epoch (l.294). Kafka moves a member's epoch only in its "
+            "own heartbeat (`maybeReconcile`), and every leave bumps the group epoch "
+            "(`shareGroupFenceMember`)",
+            proofs=(
+                "traces/known/librdkafka-mock/share-recalculation-moves-every-member.json",
+                "traces/known/librdkafka-mock/share-last-leave-bumps-no-epoch.json",
+            ),
+        ),
+        Switch(
+            name="assignor_ranges_in_join_order",
+            value=True,
+            source="src/rdkafka_mock_sharegrp.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_sharegroup_assign_topic_partitions` l.459-511: for each subscribed "
+            "topic, its subscribers in the members' list order (joins go to its tail, "
+            "`TAILQ_INSERT_TAIL` l.299; `rd_kafka_mock_sharegroup_get_members_for_topic` "
+            "l.426-453) get contiguous ranges, the i-th `ceil(precise*(i+1)) - ceil(precise*i)` "
+            "partitions with `precise = P / M` in doubles (l.475, l.494-495), after every "
+            "assignment was dropped (l.530-536). Kafka's `simple` assignor "
+            "(`SimpleAssignor`) keeps each partition's holders where it can and orders members "
+            "by hash",
+            proofs=("traces/known/librdkafka-mock/share-assignor-ranges-in-join-order.json",),
+        ),
+        Switch(
+            name="heartbeat_unvalidated",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3167-3206: past the coordinator check "
+            "it reads `MemberId`, `MemberEpoch`, `RackId` and `SubscribedTopicNames` and checks "
+            "none of them; an epoch-0 heartbeat makes the member whatever its id "
+            "(`rd_kafka_mock_sharegroup_member_get`, src/rdkafka_mock_sharegrp.c l.271-302). "
+            "Kafka refuses an empty, blank or over-long member id, a join without topics, an "
+            "epoch below -1 and a blank rack with INVALID_REQUEST "
+            "(`throwIfShareGroupHeartbeatRequestIsInvalid`)",
+            proofs=("traces/known/librdkafka-mock/share-empty-member-id-accepted.json",),
+        ),
+        Switch(
+            name="previous_epoch_heartbeat_changes_nothing",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_ShareGroupHeartbeat` l.3264-3282: a heartbeat at the "
+            "member's previous epoch sets its connection, answers its current epoch and renews "
+            "its session; only the branch of the current epoch (l.3283-3294) reads "
+            "`SubscribedTopicNames`. Kafka reads the subscription of every heartbeat whose epoch "
+            "passed (`shareGroupHeartbeat` after `throwIfShareGroupMemberEpochIsInvalid`)",
+            proofs=(
+                "traces/known/librdkafka-mock/"
+                "share-previous-epoch-heartbeat-keeps-subscription.json",
+            ),
+        ),
+        Switch(
             name="fetch_answers_committed_leader_epoch",
             value=False,
             source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "

@@ -11,7 +11,8 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    Java's ``String.length``); a ``MemberId`` or ``GroupId`` blank after Java's ``trim`` (every
    character <= U+0020), a ``RackId`` that is not null but blank; epoch 0 with
    ``SubscribedTopicNames`` null or empty; an epoch below -1 (``blank_member_id_accepted``, an
-   implementation switch: a blank ``MemberId`` passes). An error answer carries only the
+   implementation switch: a blank ``MemberId`` passes; ``heartbeat_unvalidated``, another:
+   none of this is checked). An error answer carries only the
    error (``MemberId`` null, epoch 0, interval 0, no assignment), writes nothing and restarts no
    timer.
 2. **Group and member** (``GroupMetadataManager.shareGroupHeartbeat``,
@@ -25,9 +26,11 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    ``UNKNOWN_MEMBER_ID``. Epoch 0
    always passes; an epoch above the member's, or below it but not its previous epoch, is
    ``FENCED_MEMBER_EPOCH`` (the member stays). The previous epoch passes with no other check (the
-   answer with the bump may have been lost). These errors carry only their code, as rule 1's
-   (implementation switches: ``group_answers_carry_interval``, the group's interval;
-   ``error_answers_echo_epoch``, the request's epoch).
+   answer with the bump may have been lost; ``previous_epoch_heartbeat_changes_nothing``, an
+   implementation switch: and the heartbeat's subscription and rack are not read). These
+   errors carry only their code, as rule 1's (implementation switches:
+   ``group_answers_carry_interval``, the group's interval; ``error_answers_echo_epoch``, the
+   request's epoch).
 3. **Epochs** (``ModernGroup``'s constructor, ``TargetAssignmentMetadata.INITIAL``,
    ``hasMemberSubscriptionChanged``, ``initializedAssignmentPending``): a new group starts at
    group epoch 1 and assignment epoch 1 (4.2: 0 and 0, ``initial_group_epoch``); a new member at
@@ -37,7 +40,10 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    group epoch, read before this heartbeat; 4.2 asks whatever the assignment epoch,
    ``initialized_pending_while_behind``), when some subscribed topic's initialized partitions
    differ from the union of every member's target partitions of it
-   (``initializedAssignmentPending``). A rack or client id change bumps nothing. The metadata hash
+   (``initializedAssignmentPending``). A rack or client id change bumps nothing
+   (``recalculation_moves_every_member``, an implementation switch: every bump computes the
+   target at once and moves every member to it, rules 4 and 6; a new member starts at the group
+   epoch and always bumps). The metadata hash
    adds no bump here: the topics are made before the run and never change
    (``docs/share-groups.md`` §6).
 4. **Target assignment** (``maybeUpdateTargetAssignment``, ``TargetAssignmentBuilder``,
@@ -63,7 +69,8 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    builders go, the quota of each member index, and the quirks (Kafka does not add a member to a
    partition's holders while it hands partitions out, so with more members than partitions one
    member may be handed the same partition twice and the partition stays shared by fewer than
-   ceil(M/P) members).
+   ceil(M/P) members). ``assignor_ranges_in_join_order``, an implementation switch: another
+   assignor, contiguous ranges per topic in the members' join order (:func:`ranges_in_join_order`).
 6. **Reconciliation** (``maybeReconcile``, ``modern/share/ShareGroupAssignmentBuilder.build``): no
    revocation phase. When the target epoch differs from the member's epoch, the member jumps to
    it: epoch := target epoch, previous epoch := its old epoch, assigned := its target filtered to
@@ -74,7 +81,8 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    interval; the assignment when the request's epoch was 0, or ``SubscribedTopicNames`` was
    non-null, or the assigned map changed (``ShareGroupMember.hasAssignedPartitionsChanged``;
    ``assignment_sent_on_epoch_change``, an implementation switch: or the member's epoch moved;
-   ``assignment_in_every_answer``, another: always). The member's session timer is (re)started,
+   ``assignment_in_every_answer``, another: always, when the member holds any topic, even with
+   no partition of it). The member's session timer is (re)started,
    ``group.share.session.timeout.ms``. A known member that sends epoch 0 keeps its epoch and gets
    its whole assignment.
 8. **Initialization** (``maybeCreateInitializeShareGroupStateRequest``,
@@ -103,9 +111,11 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    errors of rule 2), no assignment. The session timer fences the
    same way, ``group.share.session.timeout.ms`` after the member's last successful heartbeat, and
    does nothing if the member is gone. Implementation switches: ``fence_computes_target`` (the
-   remaining members' target computed at once), ``last_member_gone_deletes_group`` (a group left
-   without members deleted, as by rule 12). From 4.4.0 fencing the last member also sets the
-   assignment epoch to the new group epoch (``empty_group_assignment_catches_up``: a
+   remaining members' target computed at once), ``recalculation_moves_every_member`` (so
+   computed, and every member moved to it; the last member's going bumps nothing),
+   ``last_member_gone_deletes_group`` (a group left without members deleted, as by rule 12).
+   From 4.4.0 fencing the last member also sets the assignment epoch to the new group epoch
+   (``empty_group_assignment_catches_up``: a
    target-assignment metadata record in the 4.4.0 jar's ``shareGroupFenceMember``); 4.3.1 leaves
    it behind.
 10. **ShareGroupDescribe** (``GroupMetadataManager.shareGroupDescribe``,
@@ -282,6 +292,29 @@ class ShareGroupConfig:
     # as a new member's does. Kafka (False) bumps only on a changed subscribed topic set (the
     # member keeps its epoch and gets its whole assignment, rule 7)
     rejoin_bumps_epoch: bool = False
+    # rules 3, 6 and 9, an implementation switch: the group epoch moves only with a
+    # recalculation, which computes the target at once and moves every member to it (epoch :=
+    # the group epoch, previous epoch := its old one; a new member starts at the group epoch, so
+    # a new member's previous epoch is the group's before its join). A leave or a session expiry
+    # recalculates for the members left; that of the last member, nothing (no bump). Kafka
+    # (False): a member's epoch moves only in its own heartbeat (rule 6), and every leave bumps
+    # the group epoch (rule 9)
+    recalculation_moves_every_member: bool = False
+    # rule 5, an implementation switch: the assignor hands each topic's partitions out in
+    # contiguous ranges to the members subscribed to it, in the order they joined, keeping
+    # nothing from the last target: the i-th of M subscribers of a topic of P partitions gets
+    # ``ceil(i·P/M)`` up to ``ceil((i+1)·P/M)`` (:func:`ranges_in_join_order`). Kafka (False): the
+    # ``simple`` assignor
+    assignor_ranges_in_join_order: bool = False
+    # rule 1, an implementation switch: nothing in a ShareGroupHeartbeat is validated (an empty,
+    # blank or over-long member id, epoch 0 without topics, an epoch below -1, a blank rack): it
+    # goes on to rule 2 as it is (an epoch below -1 is then a heartbeat at an epoch the member
+    # does not have). Kafka (False) refuses each with INVALID_REQUEST
+    heartbeat_unvalidated: bool = False
+    # rule 2, an implementation switch: a heartbeat at the member's previous epoch only renews its
+    # session and is answered with its current epoch: its subscription (and rack) are not read.
+    # Kafka (False) handles it as any other heartbeat once the epoch passed
+    previous_epoch_heartbeat_changes_nothing: bool = False
     reorder_window_ms: float = 0.0  # see ``model/timed.py``
 
     def __post_init__(self) -> None:
@@ -330,6 +363,9 @@ class ShareGroupState:
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: tuple[Member, ...] = ()  # sorted by member id
+    # the members' ids in the order they joined: kept only for ``assignor_ranges_in_join_order``
+    # (else empty, so states that differ only in it are one)
+    joined: tuple[str, ...] = ()
     target: tuple[tuple[str, Assignment], ...] = ()  # member id -> target, sorted
     # rule 8: topics whose partitions are initialized for the group, and those under way with
     # when the heartbeat that started them was handled (sorted)
@@ -484,6 +520,33 @@ def _quotas(members: int, partitions: int) -> tuple[int, list[int]]:
 
 Subscriptions: TypeAlias = tuple[tuple[str, frozenset[str]], ...]
 Targets: TypeAlias = tuple[tuple[str, Assignment], ...]
+
+
+def ranges_in_join_order(
+    joined: tuple[str, ...],
+    subscriptions: Subscriptions,
+    topics: tuple[tuple[str, int], ...],
+    initialized: frozenset[str],
+) -> Targets:
+    """``assignor_ranges_in_join_order``'s one target: for each initialized topic, its subscribers
+    in ``joined`` order, the i-th of M given the partitions from ``ceil(i·P/M)`` up to
+    ``ceil((i+1)·P/M)``, computed in doubles as the implementation does (``precise = P / M``).
+    Every subscriber of a topic holds it as a key, with no partition if M > P."""
+    subscribed = dict(subscriptions)
+    out: dict[str, dict[str, frozenset[int]]] = {m: {} for m in joined if m in subscribed}
+    for topic, count in topics:
+        if topic not in initialized:
+            continue
+        members = [m for m in joined if topic in subscribed.get(m, frozenset())]
+        if not members:
+            continue
+        precise = count / len(members)
+        start = 0
+        for i, m in enumerate(members):
+            n = math.ceil(precise * (i + 1)) - math.ceil(precise * i)
+            out[m][topic] = frozenset(range(start, min(start + n, count)))
+            start += n
+    return tuple(sorted((m, _frozen(a)) for m, a in out.items()))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -863,6 +926,7 @@ def fence_member(s: ShareGroupState, member_id: str, *, empty_catches_up: bool) 
     return replace(
         s,
         members=members,
+        joined=tuple(m for m in s.joined if m != member_id),
         target=tuple((m, t) for m, t in s.target if m != member_id),
         session_deadlines=tuple(x for x in s.session_deadlines if x[0] != member_id),
         group_epoch=epoch,
@@ -974,7 +1038,10 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
     ) -> list[tuple[ShareGroupState, Response]]:
         """Rules 1-8."""
         blank_accepted = self.config.blank_member_id_accepted
-        if invalid(c, self.config.group_id, blank_member_id_accepted=blank_accepted):
+        unchecked = self.config.heartbeat_unvalidated
+        if not unchecked and invalid(
+            c, self.config.group_id, blank_member_id_accepted=blank_accepted
+        ):
             return [(s, ShareGroupHeartbeatResponse(error=INVALID_REQUEST))]
         if not s.exists and self.config.heartbeat_makes_group:
             first = self.config.initial_group_epoch
@@ -987,6 +1054,7 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         old = s.member(c.member_id)
         if len(s.members) >= self.config.max_size and old is None:
             return [(s, self._group_error(GROUP_MAX_SIZE_REACHED, c))]
+        new = old is None
         if old is None:
             if not joining:
                 return [(s, self._group_error(UNKNOWN_MEMBER_ID, c))]
@@ -996,6 +1064,10 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         if not s.exists:  # rule 3: a new group (its records are written with this heartbeat)
             first = self.config.initial_group_epoch
             s = replace(s, exists=True, group_epoch=first, assignment_epoch=first)
+        if new and self.config.recalculation_moves_every_member:
+            old = replace(old, member_epoch=s.group_epoch)
+        if new and self.config.assignor_ranges_in_join_order:
+            s = replace(s, joined=(*s.joined, c.member_id))
         existing = self.config.partitions()
         updated = replace(
             old,
@@ -1007,10 +1079,17 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
             ),
             client_id=client_id_of(c.client),
         )
+        if (
+            self.config.previous_epoch_heartbeat_changes_nothing
+            and not joining
+            and c.member_epoch != old.member_epoch  # valid, so the member's previous epoch
+        ):
+            updated = old
         if self.config.initialized_at_subscription:
             s = _initialized_at_once(s, updated, existing)
         bump = updated.subscribed_topic_names != old.subscribed_topic_names
         bump |= joining and self.config.rejoin_bumps_epoch
+        bump |= new and self.config.recalculation_moves_every_member  # any new member recalculates
         if self.config.initialized_pending_while_behind or s.assignment_epoch >= s.group_epoch:
             bump |= initialized_assignment_pending(s, existing)
         s = replace(
@@ -1018,7 +1097,11 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         )
         out: list[tuple[ShareGroupState, Response]] = []
         for s1 in self._maybe_update_target(s):
-            after = self._reconcile(updated, s1, bump)
+            if bump and self.config.recalculation_moves_every_member:
+                s1 = self._moved(s1)
+                after = s1.member(c.member_id) or updated
+            else:
+                after = self._reconcile(updated, s1, bump)
             s2 = replace(
                 s1,
                 members=_with_member(s1, after) if after != updated else s1.members,
@@ -1030,15 +1113,15 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
             full = joining or c.subscribed_topic_names is not None
             if self.config.assignment_sent_on_epoch_change:
                 full |= after.member_epoch != old.member_epoch
-            full |= self.config.assignment_in_every_answer
+            sent = full or after.assigned != old.assigned
+            if self.config.assignment_in_every_answer:  # if the member holds any topic
+                sent = bool(after.assigned)
             answer = ShareGroupHeartbeatResponse(
                 error=NONE,
                 member_id=c.member_id,
                 member_epoch=after.member_epoch,
                 heartbeat_interval_ms=self.config.heartbeat_interval_ms,
-                assignment=_flat(after.assigned)
-                if full or after.assigned != old.assigned
-                else None,
+                assignment=_flat(after.assigned) if sent else None,
             )
             out.append((s2, answer))
         return out
@@ -1048,11 +1131,30 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         if s.assignment_epoch >= s.group_epoch:
             return [s]
         subscriptions = tuple((m.member_id, m.subscribed_topic_names) for m in s.members)
+        if self.config.assignor_ranges_in_join_order:
+            topics, initialized = self.config.topics, s.initialized
+            ranges = ranges_in_join_order(s.joined, subscriptions, topics, initialized)
+            return [replace(s, assignment_epoch=s.group_epoch, target=ranges)]
         targets = simple_targets(subscriptions, self.config.topics, s.initialized, s.target)
         return [
             replace(s, assignment_epoch=s.group_epoch, target=target)
             for target in sorted(targets, key=_target_key)
         ]
+
+    def _moved(self, s: ShareGroupState) -> ShareGroupState:
+        """``recalculation_moves_every_member``: every member jumps to the new target at once
+        (epoch := the assignment epoch, previous epoch := its own, assigned := its target)."""
+        epoch, existing = s.assignment_epoch, self.config.partitions()
+        members = tuple(
+            replace(
+                m,
+                member_epoch=epoch,
+                previous_member_epoch=m.member_epoch,
+                assigned=_filtered(s.target_of(m.member_id), m.subscribed_topic_names, existing),
+            )
+            for m in s.members
+        )
+        return replace(s, members=members)
 
     def _reconcile(self, member: Member, s: ShareGroupState, bump: bool) -> Member:
         """Rule 6: ``maybeReconcile`` and ``ShareGroupAssignmentBuilder.build``."""
@@ -1120,11 +1222,20 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
     def _fence(self, s: ShareGroupState, member_id: str) -> list[ShareGroupState]:
         """Rule 9: the member fenced (``fence_computes_target``: and the others' target
         computed; ``last_member_gone_deletes_group``: the group deleted if it was the last)."""
+        before = s
         s = fence_member(
             s, member_id, empty_catches_up=self.config.empty_group_assignment_catches_up
         )
         if not s.members and self.config.last_member_gone_deletes_group:
             return [deleted_group(s)]
+        if self.config.recalculation_moves_every_member and s is not before:
+            if not s.members:  # nothing to recalculate: the epochs stay
+                return [
+                    replace(
+                        s, group_epoch=before.group_epoch, assignment_epoch=before.assignment_epoch
+                    )
+                ]
+            return [self._moved(s1) for s1 in self._maybe_update_target(s)]
         if s.members and self.config.fence_computes_target:
             return self._maybe_update_target(s)
         return [s]
@@ -1247,5 +1358,9 @@ def describe_config(config: ShareGroupConfig) -> dict[str, Any]:
         "heartbeat_makes_group": config.heartbeat_makes_group,
         "unknown_member_leave_answered": config.unknown_member_leave_answered,
         "rejoin_bumps_epoch": config.rejoin_bumps_epoch,
+        "recalculation_moves_every_member": config.recalculation_moves_every_member,
+        "assignor_ranges_in_join_order": config.assignor_ranges_in_join_order,
+        "heartbeat_unvalidated": config.heartbeat_unvalidated,
+        "previous_epoch_heartbeat_changes_nothing": config.previous_epoch_heartbeat_changes_nothing,
         "reorder_window_ms": config.reorder_window_ms,
     }

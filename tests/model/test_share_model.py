@@ -850,6 +850,149 @@ def test_rejoin_bumps_epoch(bumps: bool):
     h.call(join("c1"), 10, ok("c1", 3 if bumps else 2, tps(0, 1, 2)))
 
 
+@pytest.mark.parametrize("moves", [False, True])
+def test_recalculation_moves_every_member(moves: bool):
+    # librdkafka's mock cluster moves every member to the new group epoch whenever it
+    # recalculates: c1 joins, then c2 and c3; c1 (2) is at 4 there, previous 3, so its own 2 is
+    # fenced. In Kafka c1 is still at 2 and is moved to 4 by its own heartbeat
+    h = History(replace(AT_ONCE, max_size=4, recalculation_moves_every_member=moves))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    for at, client in [(10, "c2"), (20, "c3")]:
+        rid = h.send(join(client), at)
+        assert {a.member_epoch for a in h.allowed(rid)} == {3 if client == "c2" else 4}
+        h.receive(rid, min(h.allowed(rid), key=lambda a: [p.partition for p in a.assignment]))
+    rid = h.send(beat("c1", 2), 30)
+    if moves:
+        assert h.allowed(rid) == {error("FENCED_MEMBER_EPOCH")}
+        # at the group's previous epoch it is accepted (the answer with the bump may be lost)
+        h.receive(rid, error("FENCED_MEMBER_EPOCH"))
+        assert {a.member_epoch for a in h.allowed(h.send(beat("c1", 3), 40))} == {4}
+    else:
+        assert {a.error for a in h.allowed(rid)} == {"NONE"}
+        assert {a.member_epoch for a in h.allowed(rid)} == {4}
+
+
+@pytest.mark.parametrize("moves", [False, True])
+def test_recalculation_moves_every_member_and_the_last_leave_bumps_nothing(moves: bool):
+    # the mock's leave of the last member recalculates nothing, so the group epoch stays and the
+    # next join is answered 3; Kafka's leave bumps it (3), the join again (4)
+    # (each answer carries the assignment, as the mock's do: a member moved by another's
+    # heartbeat is told its new assignment in its next answer, changed or not)
+    config = replace(AT_ONCE, assignment_in_every_answer=True)
+    h = History(replace(config, recalculation_moves_every_member=moves))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    gone = ShareGroupHeartbeatResponse(error="NONE", member_id="c1-1", member_epoch=-1)
+    h.call(beat("c1", -1), 10, gone)
+    h.call(join("c1"), 20, ok("c1", 3 if moves else 4, tps(0, 1, 2)))
+    # a leave that leaves a member recalculates for it at once: c2's epoch moves without a
+    # heartbeat of its own, so its old epoch is now its previous one
+    h.call(join("c2"), 30, ok("c2", 4 if moves else 5, tps(*([2] if moves else [0]))))
+    h.call(beat("c1", -1), 40, replace(gone, member_epoch=-1))
+    rid = h.send(beat("c2", 4 if moves else 5), 50)
+    assert {(a.member_epoch, a.assignment) for a in h.allowed(rid)} == {
+        (5, tps(0, 1, 2)) if moves else (6, tps(0, 1, 2))
+    }
+
+
+@pytest.mark.parametrize("ranges", [False, True])
+def test_assignor_ranges_in_join_order(ranges: bool):
+    # the mock hands each topic out in contiguous ranges in join order, keeping nothing: of 4
+    # partitions and members c1, c2 (joined in that order) c1 gets 0-1 and c2 2-3; a third
+    # member, c3, makes it 0-1, 2, 3. Kafka's ``simple`` assignor keeps what it can
+    config = replace(AT_ONCE, topics=((T, 4),), max_size=4, assignor_ranges_in_join_order=ranges)
+    h = History(
+        replace(config, recalculation_moves_every_member=True, assignment_in_every_answer=True)
+    )
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2, 3)))
+    rid = h.send(join("c2"), 10)
+    c2 = {a.assignment for a in h.allowed(rid)}
+    if ranges:
+        assert c2 == {tps(2, 3)}
+    else:
+        assert tps(2, 3) in c2 and len(c2) > 1
+    h.receive(rid, ok("c2", 3, tps(2, 3)))
+    rid = h.send(join("c3"), 20)
+    c3 = {a.assignment for a in h.allowed(rid)}
+    assert c3 == {tps(3)} if ranges else len(c3) > 1
+    h.receive(rid, ok("c3", 4, tps(3)))
+    if ranges:  # c1 was moved with the others, to 0-1
+        assert h.allowed(h.send(beat("c1", 4), 30)) == {ok("c1", 4, tps(0, 1))}
+
+
+@pytest.mark.parametrize("unchecked", [False, True])
+def test_heartbeat_unvalidated(unchecked: bool):
+    # librdkafka's mock cluster checks nothing in a ShareGroupHeartbeat: an empty member id joins,
+    # a join without topics is a member with no assignment at all (null even where every answer
+    # carries one), an epoch below -1 is an epoch the member does not have. Kafka refuses each
+    # (with the mock's other share switches that shape these answers)
+    config = replace(
+        AT_ONCE, max_size=4, assignment_in_every_answer=True, recalculation_moves_every_member=True
+    )
+    h = History(replace(config, heartbeat_unvalidated=unchecked))
+    empty = ShareGroupHeartbeat(
+        client="c1", member_id="", member_epoch=0, subscribed_topic_names=(T,), version=1
+    )
+    h.call(
+        empty,
+        0,
+        replace(ok("c1", 2, tps(0, 1, 2)), member_id="") if unchecked else error("INVALID_REQUEST"),
+    )
+    rid = h.send(join("c2", topics=()), 10)
+    assert h.allowed(rid) == ({ok("c2", 3, None)} if unchecked else {error("INVALID_REQUEST")})
+    h.receive(rid, ok("c2", 3, None) if unchecked else error("INVALID_REQUEST"))
+    low = "UNKNOWN_MEMBER_ID" if unchecked else "INVALID_REQUEST"
+    h.call(beat("c3", -2), 20, error(low))
+
+
+@pytest.mark.parametrize("ignored", [False, True])
+def test_previous_epoch_heartbeat_changes_nothing(ignored: bool):
+    # librdkafka's mock cluster reads no subscription from a heartbeat at the member's previous
+    # epoch: c1 (moved to 3 by c2's join) says at 2 that it subscribes to nothing, and is
+    # answered 3 with what it holds. Kafka takes the change: the group epoch moves to 4 and c1
+    # holds nothing
+    # (with the mock's switches that move c1 to 3 behind its back and answer every heartbeat)
+    config = replace(
+        AT_ONCE,
+        topics=((T, 4),),
+        assignment_in_every_answer=True,
+        recalculation_moves_every_member=True,
+    )
+    h = History(replace(config, previous_epoch_heartbeat_changes_nothing=ignored))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2, 3)))
+    rid = h.send(join("c2"), 10)
+    h.receive(rid, min(h.allowed(rid), key=lambda a: [p.partition for p in a.assignment]))
+    rid = h.send(beat("c1", 2, topics=()), 20)
+    epochs = {(a.member_epoch, bool(a.assignment)) for a in h.allowed(rid)}
+    assert epochs == ({(3, True)} if ignored else {(4, False)})
+
+
+def test_ranges_in_join_order_follows_the_doubles_of_the_implementation():
+    from kgc.model.share.group import ranges_in_join_order
+
+    subs = tuple((m, frozenset({T})) for m in ("a", "b", "c"))
+    joined = ("c", "a", "b")
+    # 4 partitions over 3 members: ceil(4/3 * i) = 0, 2, 3, 4
+    got = dict(ranges_in_join_order(joined, subs, ((T, 4),), frozenset({T})))
+    assert got == {
+        "c": ((T, frozenset({0, 1})),),
+        "a": ((T, frozenset({2})),),
+        "b": ((T, frozenset({3})),),
+    }
+    # more members than partitions: the last members hold the topic with no partition
+    got = dict(ranges_in_join_order(joined, subs, ((T, 2),), frozenset({T})))
+    assert got == {
+        "c": ((T, frozenset({0})),),
+        "a": ((T, frozenset({1})),),
+        "b": ((T, frozenset()),),
+    }
+    # a topic not initialized is handed to nobody
+    assert dict(ranges_in_join_order(joined, subs, ((T, 2),), frozenset())) == {
+        "c": (),
+        "a": (),
+        "b": (),
+    }
+
+
 @pytest.mark.parametrize("deleted", [False, True])
 def test_last_member_gone_deletes_group(deleted: bool):
     # kfake deletes a share group whose last member left; Kafka keeps it Empty (never expires)
