@@ -70,8 +70,13 @@ def verdict(recorded: Trace, engine: Engine) -> str:
 
 
 def topic_of(trace: Trace) -> str | None:
-    """The topic the trace's commands name (offsets, partitions or a subscription), which a
-    broker needs to exist before the replay; None if no command names one."""
+    """The topic a broker needs to exist before the replay: the one the run made, as the model's
+    record lists it (a share or consumer group's; a command may name a topic made never to
+    exist, as the share search's ``-missing`` subscription does), else the first its commands
+    name (offsets, partitions or a subscription); None if neither names one."""
+    topics = ((trace.manifest.get("model") or {}).get("config") or {}).get("topics") or []
+    if topics and isinstance(topics[0], list | tuple) and topics[0]:
+        return str(topics[0][0])
     for c in trace.commands:
         if isinstance(c, OffsetCommit) and c.offsets:
             return c.offsets[0].topic
@@ -79,11 +84,6 @@ def topic_of(trace: Trace) -> str | None:
             return c.partitions[0].topic
         if isinstance(c, ConsumerGroupHeartbeat | ShareGroupHeartbeat) and c.subscribed_topic_names:
             return c.subscribed_topic_names[0]
-    # a consumer that subscribes by regex alone names none: the topic the run made, which the
-    # consumer model's record lists
-    topics = ((trace.manifest.get("model") or {}).get("config") or {}).get("topics") or []
-    if topics and isinstance(topics[0], list | tuple) and topics[0]:
-        return str(topics[0][0])
     return None
 
 

@@ -793,6 +793,7 @@ SHARE_IMPLEMENTATION_SWITCHES = (
     "rejoin_bumps_epoch",
     "recalculation_moves_every_member",
     "assignor_ranges_in_join_order",
+    "assignor_sticky_in_id_order",
     "heartbeat_unvalidated",
     "previous_epoch_heartbeat_changes_nothing",
 )

@@ -347,6 +347,21 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             proofs=("traces/known/kfake/share-describe-member-assignment-is-its-target.json",),
         ),
         Switch(
+            name="assignor_sticky_in_id_order",
+            value=True,
+            source="pkg/kfake at " + KFAKE_VERSION + ": `recomputeAssignments` (share_groups.go "
+            "l.635-844), run on a join, a subscription change, a leave or an expiry that leaves "
+            "members (l.510, l.532, l.555, l.901), is not Kafka's `simple` assignor: over the "
+            "members sorted by id (l.636) it keeps what each held of a topic it still subscribes "
+            "to (l.657-689), cuts each to a quota by the cumulative ceiling (l.697-711, "
+            "l.718-737), takes a partition shared past `ceil(S/P)` from the members most over "
+            "quota, then by "
+            "id (l.739-777), and hands the lowest partitions round-robin to the members under "
+            "quota (l.779-836). Kafka's `SimpleAssignor` orders members by hash and spreads the "
+            "rest by it",
+            proofs=("traces/known/kfake/share-assignor-sticky-in-id-order.json",),
+        ),
+        Switch(
             name="group_answers_carry_interval",
             value=True,
             source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": `shareGroup."

@@ -70,7 +70,9 @@ unless named otherwise; KIP-932 "Queues for Kafka"; gathered with line numbers i
    partition's holders while it hands partitions out, so with more members than partitions one
    member may be handed the same partition twice and the partition stays shared by fewer than
    ceil(M/P) members). ``assignor_ranges_in_join_order``, an implementation switch: another
-   assignor, contiguous ranges per topic in the members' join order (:func:`ranges_in_join_order`).
+   assignor, contiguous ranges per topic in the members' join order (:func:`ranges_in_join_order`);
+   ``assignor_sticky_in_id_order``, another: a sticky one in member-id order
+   (:func:`sticky_in_id_order`).
 6. **Reconciliation** (``maybeReconcile``, ``modern/share/ShareGroupAssignmentBuilder.build``): no
    revocation phase. When the target epoch differs from the member's epoch, the member jumps to
    it: epoch := target epoch, previous epoch := its old epoch, assigned := its target filtered to
@@ -306,6 +308,11 @@ class ShareGroupConfig:
     # ``ceil(i·P/M)`` up to ``ceil((i+1)·P/M)`` (:func:`ranges_in_join_order`). Kafka (False): the
     # ``simple`` assignor
     assignor_ranges_in_join_order: bool = False
+    # rule 5, an implementation switch: another assignor, sticky in member-id order
+    # (:func:`sticky_in_id_order`): what each member held and still subscribes to is kept, cut to
+    # a quota computed over the members sorted by id, and the lowest partitions short of their
+    # sharing go round-robin to the members under quota. Kafka (False): the ``simple`` assignor
+    assignor_sticky_in_id_order: bool = False
     # rule 1, an implementation switch: nothing in a ShareGroupHeartbeat is validated (an empty,
     # blank or over-long member id, epoch 0 without topics, an epoch below -1, a blank rack): it
     # goes on to rule 2 as it is (an epoch below -1 is then a heartbeat at an epoch the member
@@ -329,6 +336,11 @@ class ShareGroupConfig:
                 f"group.share.assignment.interval.ms={self.assignment_interval_ms}: only 0 is "
                 "modelled (targets deferred by the coordinator's wall clock are not); set "
                 "group.share.assignment.interval.ms=0 on the broker"
+            )
+        if self.assignor_ranges_in_join_order and self.assignor_sticky_in_id_order:
+            raise ValueError(
+                "one assignor at a time: assignor_ranges_in_join_order or "
+                "assignor_sticky_in_id_order"
             )
         if self.initialization_ms is not None and self.initialization_ms < 0:
             raise ValueError(f"initialization_ms={self.initialization_ms}: expected >= 0 or None")
@@ -547,6 +559,116 @@ def ranges_in_join_order(
             out[m][topic] = frozenset(range(start, min(start + n, count)))
             start += n
     return tuple(sorted((m, _frozen(a)) for m, a in out.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def sticky_in_id_order(
+    subscriptions: Subscriptions,
+    topics: tuple[tuple[str, int], ...],
+    initialized: frozenset[str],
+    previous: Targets,
+) -> Targets:
+    """``assignor_sticky_in_id_order``'s one target, step by step as the implementation computes
+    it (members sorted by id; each member's partitions of a topic as a list, ascending when a
+    computation starts):
+
+    1. each member keeps the partitions of its last target whose topic it still subscribes to
+       and that exist;
+    2. per assignable topic (initialized, with partitions) with ``S`` subscribers and ``P``
+       partitions: the sharing ``D = ceil(S/P)``; the i-th subscriber's quota is
+       ``ceil((i+1)·D·P/S)`` less the quotas before it;
+       a. a member over its quota keeps its lowest ``quota`` partitions;
+       b. a partition held by more than ``D`` members loses the excess, taken first from the
+          members most over their quota (then by id);
+       c. the members under quota, in id order, are handed partitions in ascending order
+          round-robin, each partition until ``D`` members hold it, never twice to one member; a
+          member leaves the round at its quota.
+
+    A member holds a topic as a key only with some partition of it."""
+    subscribed = {m: names for m, names in subscriptions}
+    members = sorted(subscribed)
+    count = dict(topics)
+    held: dict[str, dict[str, list[int]]] = {m: {} for m in members}
+    last = dict(previous)
+    for m in members:  # 1.
+        for topic, parts in last.get(m, ()):
+            if topic in subscribed[m] and topic in count:
+                kept = sorted(p for p in parts if p < count[topic])
+                if kept:
+                    held[m][topic] = kept
+    for topic in sorted({t for names in subscribed.values() for t in names}):
+        n = count.get(topic, 0)
+        if topic not in initialized or n == 0:
+            continue
+        subs = [m for m in members if topic in subscribed[m]]
+        sharing = (len(subs) + n - 1) // n
+        slots = sharing * n
+        quota: dict[str, int] = {}
+        total = 0
+        for i, m in enumerate(subs):
+            upto = ((i + 1) * slots + len(subs) - 1) // len(subs)
+            quota[m] = upto - total
+            total = upto
+        holders: dict[int, set[str]] = {}
+        for m in subs:
+            for p in held[m].get(topic, []):
+                holders.setdefault(p, set()).add(m)
+        have = {m: len(held[m].get(topic, [])) for m in subs}
+        for m in subs:  # a.
+            mine = held[m].get(topic, [])
+            if len(mine) <= quota[m]:
+                continue
+            for p in mine[quota[m] :]:
+                holders[p].discard(m)
+            if quota[m] > 0:
+                held[m][topic] = mine[: quota[m]]
+            else:
+                del held[m][topic]
+            have[m] = quota[m]
+        for p in range(n):  # b.
+            excess = len(holders.get(p, ())) - sharing
+            if excess <= 0:
+                continue
+            order = sorted(holders[p], key=lambda m: (-(have[m] - quota[m]), m))
+            for m in order[:excess]:
+                holders[p].discard(m)
+                held[m][topic] = [q for q in held[m][topic] if q != p]
+                if not held[m][topic]:
+                    del held[m][topic]
+                have[m] -= 1
+        under = [m for m in subs if have[m] < quota[m]]  # c.
+        at = 0
+        for p in range(n):
+            if not under:
+                break
+            owners = holders.setdefault(p, set())
+            while len(owners) < sharing and under:
+                start, found = at, False
+                while True:
+                    m = under[at % len(under)]
+                    after = (at + 1) % len(under)
+                    if m not in owners:
+                        owners.add(m)
+                        held[m].setdefault(topic, []).append(p)
+                        have[m] += 1
+                        if have[m] >= quota[m]:
+                            i = at % len(under)
+                            del under[i]
+                            if under:
+                                at = i % len(under)
+                        else:
+                            at = after
+                        found = True
+                        break
+                    at = after
+                    if at == start:
+                        break
+                if not found:
+                    break
+        for m in subs:
+            if topic in held[m]:
+                held[m][topic] = sorted(held[m][topic])
+    return tuple(sorted((m, _frozen(a)) for m, a in held.items()))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1135,6 +1257,10 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
             topics, initialized = self.config.topics, s.initialized
             ranges = ranges_in_join_order(s.joined, subscriptions, topics, initialized)
             return [replace(s, assignment_epoch=s.group_epoch, target=ranges)]
+        if self.config.assignor_sticky_in_id_order:
+            topics, initialized = self.config.topics, s.initialized
+            sticky = sticky_in_id_order(subscriptions, topics, initialized, s.target)
+            return [replace(s, assignment_epoch=s.group_epoch, target=sticky)]
         targets = simple_targets(subscriptions, self.config.topics, s.initialized, s.target)
         return [
             replace(s, assignment_epoch=s.group_epoch, target=target)
@@ -1360,6 +1486,7 @@ def describe_config(config: ShareGroupConfig) -> dict[str, Any]:
         "rejoin_bumps_epoch": config.rejoin_bumps_epoch,
         "recalculation_moves_every_member": config.recalculation_moves_every_member,
         "assignor_ranges_in_join_order": config.assignor_ranges_in_join_order,
+        "assignor_sticky_in_id_order": config.assignor_sticky_in_id_order,
         "heartbeat_unvalidated": config.heartbeat_unvalidated,
         "previous_epoch_heartbeat_changes_nothing": config.previous_epoch_heartbeat_changes_nothing,
         "reorder_window_ms": config.reorder_window_ms,

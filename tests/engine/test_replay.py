@@ -68,3 +68,29 @@ def test_faults_without_a_runner_refuse_to_run() -> None:
     trace.events.insert(0, Fault(step=0, at_ms=0.0, action="kill", node=1))
     with pytest.raises(ValueError, match="no nemesis"):
         _on_the_model(trace)
+
+
+def test_the_topic_made_before_a_replay_is_the_one_the_run_made() -> None:
+    # a share search subscribes a consumer to a topic made never to exist (``-missing``); its
+    # trace, replayed, needs the run's own topic, which the model's record lists (the kfake
+    # proof of ``assignor_sticky_in_id_order`` begins with such a join)
+    from kgc.engine.replay import topic_of
+    from kgc.model.commands import ShareGroupHeartbeat
+    from kgc.model.history import Invoke
+
+    def join(topic: str) -> Invoke:
+        command = ShareGroupHeartbeat(
+            client="c1",
+            member_id="c1-1",
+            member_epoch=0,
+            subscribed_topic_names=(topic,),
+            version=1,
+        )
+        return Invoke(step=0, at_ms=0.0, request_id=0, command=command)
+
+    record = {"name": "ShareGroupModel", "config": {"topics": [["kgc-suite", 3]]}}
+    trace = Trace(manifest={"model": record}, events=[join("kgc-suite-missing")])
+    assert topic_of(trace) == "kgc-suite"
+    # a record that lists no topic: the first the commands name
+    trace = Trace(manifest={"model": {"config": {}}}, events=[join("t")])
+    assert topic_of(trace) == "t"

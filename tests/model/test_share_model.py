@@ -966,6 +966,44 @@ def test_previous_epoch_heartbeat_changes_nothing(ignored: bool):
     assert epochs == ({(3, True)} if ignored else {(4, False)})
 
 
+@pytest.mark.parametrize("sticky", [False, True])
+def test_assignor_sticky_in_id_order(sticky: bool):
+    # kfake's assignor: c1 (every partition) keeps its lowest two, its quota as the first of two
+    # members by id, and c2 is handed the rest; Kafka's ``simple`` assignor leaves the split to
+    # hash order
+    h = History(replace(AT_ONCE, assignor_sticky_in_id_order=sticky))
+    h.call(join("c1"), 0, ok("c1", 2, tps(0, 1, 2)))
+    rid = h.send(join("c2"), 10)
+    c2 = {a.assignment for a in h.allowed(rid)}
+    assert c2 == {tps(2)} if sticky else tps(2) in c2 and len(c2) > 1
+
+
+def test_sticky_in_id_order_follows_the_implementation_step_by_step():
+    from kgc.model.share.group import sticky_in_id_order
+
+    def run(members: str, n: int, previous: dict[str, tuple[int, ...]]) -> dict[str, tuple]:
+        subs = tuple((m, frozenset({T})) for m in members)
+        last = tuple(sorted((m, ((T, frozenset(ps)),)) for m, ps in previous.items()))
+        out = sticky_in_id_order(subs, ((T, n),), frozenset({T}), last)
+        return {m: tuple(sorted(p for _, ps in a for p in ps)) for m, a in out}
+
+    # quotas 2 and 1 (the first by id gets the rounding); round-robin from the lowest partition
+    assert run("ab", 3, {}) == {"a": (0, 2), "b": (1,)}
+    # a third member: quotas 1 each; a keeps its lowest, c is handed what a gave up
+    assert run("abc", 3, {"a": (0, 2), "b": (1,)}) == {"a": (0,), "b": (1,), "c": (2,)}
+    # more members than partitions: each partition shared by 2, quotas 2, 1, 1
+    assert run("abc", 2, {}) == {"a": (0, 1), "b": (0,), "c": (1,)}
+    # both held both: each is cut to its lowest (quota 1); partition 0, then held by both, loses
+    # one (equally over quota: the first by id, a), and a is handed partition 1
+    assert run("ab", 2, {"a": (0, 1), "b": (0, 1)}) == {"a": (1,), "b": (0,)}
+    # a member is cut to its quota before a partition loses holders: c keeps 0 of 0-1, and 0,
+    # held by all three, loses a and b (none over its quota: by id)
+    assert run("abc", 3, {"a": (0,), "b": (0,), "c": (0, 1)}) == {"a": (1,), "b": (2,), "c": (0,)}
+    # the member most over its quota loses a shared partition first: a (quota 2, holding 1) is
+    # under, b (quota 1, holding 1) is not, so b gives 0 up although a comes first by id
+    assert run("ab", 3, {"a": (0,), "b": (0,)}) == {"a": (0, 1), "b": (2,)}
+
+
 def test_ranges_in_join_order_follows_the_doubles_of_the_implementation():
     from kgc.model.share.group import ranges_in_join_order
 
