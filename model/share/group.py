@@ -1253,19 +1253,16 @@ class ShareGroupModel(OutboxModel[ShareGroupState]):
         if s.assignment_epoch >= s.group_epoch:
             return [s]
         subscriptions = tuple((m.member_id, m.subscribed_topic_names) for m in s.members)
-        if self.config.assignor_ranges_in_join_order:
-            topics, initialized = self.config.topics, s.initialized
-            ranges = ranges_in_join_order(s.joined, subscriptions, topics, initialized)
-            return [replace(s, assignment_epoch=s.group_epoch, target=ranges)]
-        if self.config.assignor_sticky_in_id_order:
-            topics, initialized = self.config.topics, s.initialized
-            sticky = sticky_in_id_order(subscriptions, topics, initialized, s.target)
-            return [replace(s, assignment_epoch=s.group_epoch, target=sticky)]
-        targets = simple_targets(subscriptions, self.config.topics, s.initialized, s.target)
-        return [
-            replace(s, assignment_epoch=s.group_epoch, target=target)
-            for target in sorted(targets, key=_target_key)
-        ]
+        topics, initialized = self.config.topics, s.initialized
+        if self.config.assignor_ranges_in_join_order:  # one target: the implementation's
+            targets = [ranges_in_join_order(s.joined, subscriptions, topics, initialized)]
+        elif self.config.assignor_sticky_in_id_order:
+            targets = [sticky_in_id_order(subscriptions, topics, initialized, s.target)]
+        else:
+            targets = sorted(
+                simple_targets(subscriptions, topics, initialized, s.target), key=_target_key
+            )
+        return [replace(s, assignment_epoch=s.group_epoch, target=t) for t in targets]
 
     def _moved(self, s: ShareGroupState) -> ShareGroupState:
         """``recalculation_moves_every_member``: every member jumps to the new target at once
