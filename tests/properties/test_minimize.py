@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from kgc.conformance.drivers.minimize import diverging_request, minimize
+from kgc.conformance.drivers.minimize import MAX_CHUNK, deletions, diverging_request, minimize
 from kgc.conformance.drivers.suite import hypothesis_settings
 from kgc.engine.broken import broken
 from kgc.engine.loop import Engine
@@ -247,3 +247,46 @@ def test_a_broker_that_stops_answering_ends_the_pass_with_the_trace_as_it_was() 
         )
     assert small is failing
     assert len(opened) == 1  # the first failure to open a target ends the pass
+
+
+def _fails_when(needed: set[str], together: list[set[str]]):  # noqa: ANN202
+    """A failure that needs every command in ``needed`` and each group in ``together`` wholly
+    present or wholly absent (a member's join and its leave: the leave alone names no member,
+    the join alone leaves one that every later rebalance waits for)."""
+
+    def fails(commands: list[str]) -> bool:
+        have = set(commands)
+        return needed <= have and all(g <= have or not g & have for g in together)
+
+    return fails
+
+
+def test_runs_that_go_only_together_are_deleted() -> None:
+    # "XY" and "PQR" cannot lose one command at a time, only as a pair and a triple
+    commands = list("aXYbcPQRd")
+    fails = _fails_when({"a", "d"}, [{"X", "Y"}, {"P", "Q", "R"}])
+    kept, minimal = deletions(commands, fails, budget_s=60)
+    assert kept[-1] == ["a", "d"]
+    assert minimal
+    assert all(fails(k) for k in kept)
+    assert [len(k) for k in kept] == sorted((len(k) for k in kept), reverse=True)
+
+
+def test_the_result_holds_no_run_that_could_go() -> None:
+    # checked from the outside: no single command and no adjacent run of up to MAX_CHUNK
+    commands = list("aXYZbWVcd")
+    fails = _fails_when({"a", "c"}, [{"X", "Y", "Z"}, {"b", "d"}, {"W", "V"}])
+    kept, minimal = deletions(commands, fails, budget_s=60)
+    assert minimal
+    best = kept[-1]
+    for size in range(1, MAX_CHUNK + 1):
+        for i in range(len(best) - size + 1):
+            shorter = best[:i] + best[i + size :]
+            assert not (shorter and fails(shorter)), (best, i, size)
+    # b and d are not adjacent, so they stay: the search is over adjacent runs only
+    assert best == list("abcd")
+
+
+def test_a_search_out_of_time_is_not_minimal() -> None:
+    kept, minimal = deletions(list("abc"), lambda c: True, budget_s=0)
+    assert (kept, minimal) == ([], False)

@@ -84,7 +84,7 @@ def test_suite_catches_broken_model(variant, profile, kgc_broker, tmp_path):
                 seed=seed,
                 traces_dir=tmp_path / f"seed-{seed}",
                 shrink_budget_s=30,
-                minimize_budget_s=60,
+                minimize_budget_s=120,
             )
         if result.failure is not None:
             break
