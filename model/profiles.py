@@ -371,6 +371,16 @@ class Profile:
     # Off: a v0 member's rebalance timeout is 0, so a join phase among v0 members ends at once,
     # without the members that have not rejoined.
     v0_join_rebalance_timeout_is_session: bool = True
+    # A group has one leader from its first member on: a member added to a group without one
+    # becomes it (``ClassicGroup.add``), a removed leader is replaced by a remaining member
+    # (``ClassicGroup.remove``), and a join phase's completion keeps it if it rejoined, else
+    # elects one rejoined member (``maybeElectNewJoinedLeader``), the only one answered with the
+    # member list (3.9 ``GroupMetadata.add``/``remove``, ``onCompleteJoin``). Off: the leader is
+    # named only when a join phase completes, and a removed one stays named; when the named one is
+    # not among the members then (it left, or none was ever named), every member is answered as
+    # the leader, each with the member list, and the group's leader is whichever was answered
+    # last: any of them.
+    join_leader_elected_once: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -403,6 +413,7 @@ IMPLEMENTATION_SWITCHES = (
     "pending_leave_rebalances",
     "static_rejoin_old_leader_below_v9",
     "v0_join_rebalance_timeout_is_session",
+    "join_leader_elected_once",
 )
 
 

@@ -802,15 +802,18 @@ class GroupMachine(EngineMachine):
                 # (the coordinator's cleanup; ``GroupConfig.empty_group_may_vanish``) and made
                 # anew, so its generations start over (seen on 4.3.1 behind the fair proxy)
                 self.leaders, self.max_generation = {}, NO_GENERATION
-            seen = self.leaders.setdefault(response.generation_id, response.leader)
-            if seen != response.leader and self._same_static_member(seen, response.leader):
-                self.leaders[response.generation_id] = seen = response.leader
-            if seen != response.leader:
-                self.failed_check = "two-leaders"
-                raise InvariantError(
-                    f"generation {response.generation_id} has two leaders: {seen} and "
-                    f"{response.leader}\n" + self.report()
-                )
+            # the leader as named to the members that do not lead, when every member may be told
+            # it leads (``_every_member_may_lead``); else as named to every member
+            if not (response.leader == response.member_id and self._every_member_may_lead()):
+                seen = self.leaders.setdefault(response.generation_id, response.leader)
+                if seen != response.leader and self._same_static_member(seen, response.leader):
+                    self.leaders[response.generation_id] = seen = response.leader
+                if seen != response.leader:
+                    self.failed_check = "two-leaders"
+                    raise InvariantError(
+                        f"generation {response.generation_id} has two leaders: {seen} and "
+                        f"{response.leader}\n" + self.report()
+                    )
             if response.generation_id < self.max_generation:
                 self.failed_check = "generation-backwards"
                 raise InvariantError(
@@ -818,6 +821,15 @@ class GroupMachine(EngineMachine):
                     f"{self.max_generation}\n" + self.report()
                 )
             self.max_generation = response.generation_id
+
+    def _every_member_may_lead(self) -> bool:
+        """Whether the rules the run is judged by answer every member of a generation as its
+        leader when the named leader is gone (``Profile.join_leader_elected_once`` off: kfake's
+        profile): then an answer that names its own member is no second leader, and the one
+        invariant left is that every member not told it leads is told the same leader (the
+        model pins down each answer)."""
+        profile = getattr(getattr(self.engine.model, "config", None), "profile", None)
+        return not getattr(profile, "join_leader_elected_once", True)
 
     def _same_static_member(self, a: str, b: str) -> bool:
         """Whether member ids ``a`` and ``b`` are one static member under its old and new id: a

@@ -314,6 +314,25 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             ),
         ),
         Switch(
+            name="join_leader_elected_once",
+            value=False,
+            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": the leader is set only in "
+            "`completeRebalance`, and neither `removeMember` (l.1561-1578) nor a join that adds a "
+            "member clears or sets it. `completeRebalance` looks for it among the members left "
+            "(`foundLeader`, l.1368-1377); when it is gone (it left, or the group never had one), "
+            "the loop that answers the members sets `g.leader = m.memberID` before each answer "
+            "(l.1425-1434) and `fillJoinResp` (l.1672-1681) answers each as the leader with the "
+            "member list: every member assigns, and the last answered, in Go's random map order, "
+            "is the leader its SyncGroup (l.1050) takes. A static member replaced under a new id "
+            "takes the lead only when answered at once (`replaceStaticMember` l.985-996); one that "
+            "rebalances (l.1000-1004) leaves the old id named. Found by `kgc check "
+            '--implementation kfake --seed 2` as the invariant "generation 3 has two leaders"',
+            proofs=(
+                "traces/known/kfake/joingroup-leader-gone-every-member-told-leader.json",
+                "traces/known/kfake/joingroup-static-leader-replaced-in-rebalance-loses-lead.json",
+            ),
+        ),
+        Switch(
             name="initial_group_epoch",
             value=0,
             source="pkg/kfake/share_groups.go at " + KFAKE_VERSION + ": a new share group is "

@@ -282,7 +282,7 @@ def _add_member(
         tx.new_member_added = True
     if not tx.members:
         tx.protocol_type = cmd.protocol_type
-    if not tx.leader:
+    if not tx.leader and tx.profile.join_leader_elected_once:
         tx.leader = (member_id,)
     tx.pending_members.pop(member_id, None)
     tx.members[member_id] = Member(
@@ -386,8 +386,9 @@ def _replace_static_member(
     complete_sync_future(tx, old_id, SyncGroupResponse(error=FENCED_INSTANCE_ID))
     old = tx.members.pop(old_id)
     tx.members[new_id] = evolve_member(old, member_id=new_id)
-    if old_id in tx.leader:
-        tx.leader = tuple(sorted(new_id if c == old_id else c for c in tx.leader))
+    renamed = tuple(sorted(new_id if c == old_id else c for c in tx.leader))
+    if old_id in tx.leader and tx.profile.join_leader_elected_once:
+        tx.leader = renamed
     # The pending-sync set keeps the *old* id (neither version renames it): if the member had not
     # synced yet, the sync deadline later finds it "missing" and the group rebalances.
     # New heartbeat for the new id, with the member's previous session timeout.
@@ -398,6 +399,10 @@ def _replace_static_member(
         tx.state == STABLE
         and (not profile.static_rejoin_checks_protocol or tx.protocol_name == select_protocol(tx))
     ) or (tx.state == COMPLETING_REBALANCE and profile.static_rejoin_answered_in_completing)
+    if not profile.join_leader_elected_once and tx.state == STABLE and at_once:
+        # kfake's ``replaceStaticMember`` moves the lead to the new id on this path only: one that
+        # rebalances leaves the old id named, gone at the completion (``complete_join``)
+        tx.leader = renamed
     if tx.state in (STABLE, COMPLETING_REBALANCE):
         if at_once:
             # No rebalance: persist, then answer with the current generation.

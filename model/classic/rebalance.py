@@ -76,7 +76,9 @@ def remove_member(tx: Txn, member_id: str) -> None:
     member."""
     gone = tx.members.pop(member_id, None)
     if member_id in tx.leader:
-        tx.leader = tuple(sorted(tx.members))
+        # ``Profile.join_leader_elected_once`` off: the removed leader stays named, none chosen
+        # until the join phase completes (``()``: the named one is no member)
+        tx.leader = tuple(sorted(tx.members)) if tx.profile.join_leader_elected_once else ()
     tx.pending_members.pop(member_id, None)
     tx.pending_sync.discard(member_id)
     if gone is not None and gone.group_instance_id is not None:
@@ -276,7 +278,16 @@ def complete_join(tx: Txn) -> None:
         keep_static = tx.profile.join_completion_keeps_static_members
         if m.awaiting_join is None and (m.group_instance_id is None or not keep_static):
             remove_member(tx, mid)
-    if not maybe_elect_new_joined_leader(tx) and tx.members:
+    # ``Profile.join_leader_elected_once`` off: a named leader among the members stays; else
+    # every member is answered as the leader, and the last one answered, any of them, is it
+    every_member_leads = (
+        not tx.profile.join_leader_elected_once
+        and bool(tx.members)
+        and not (len(tx.leader) == 1 and tx.leader[0] in tx.members)
+    )
+    if every_member_leads:
+        tx.leader = (tx.choose(sorted(tx.members)),)
+    elif not maybe_elect_new_joined_leader(tx) and tx.members:
         # Re-armed for another rebalance timeout (at least 1 ms: Kafka's timer tick; a 0 ms timer
         # re-armed at the same instant would never let time pass in the model).
         rearm = max(tx.rebalance_timeout_ms(), 1)
@@ -309,17 +320,19 @@ def complete_join(tx: Txn) -> None:
         enter_known_bug(tx, JOIN_ANSWERED_TWICE.key, leader=leader)
         return
     for mid in sorted(tx.members):
+        version = tx.members[mid].awaiting_join_version
+        leads = mid == leader or every_member_leads
         complete_join_future(
             tx,
             mid,
             JoinGroupResponse(
                 error=NONE,
                 generation_id=tx.generation_id,
-                protocol_type=answered_protocol_type(tx, tx.members[mid].awaiting_join_version),
+                protocol_type=answered_protocol_type(tx, version),
                 protocol_name=tx.protocol_name,
-                leader=leader,
+                leader=mid if every_member_leads else leader,
                 member_id=mid,
-                members=listed_for_leader if mid == leader else (),
+                members=(leader_member_list(tx, version) or ()) if leads else (),
             ),
         )
         if tx.profile.new_member_keeps_no_timer_after_first_join and tx.members[mid].is_new:

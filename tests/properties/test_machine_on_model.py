@@ -77,3 +77,35 @@ def test_a_leader_that_double_assigns_is_caught(monkeypatch):
     monkeypatch.setattr(machine_module, "assignment_for", greedy)
     with pytest.raises(machine_module.InvariantError, match="owned by 2 members|has no owner"):
         _run(RECORD, None, 200, shrink=False)
+
+
+def test_every_member_answered_as_leader_is_no_failure_under_rules_that_allow_it(monkeypatch):
+    """kfake's profile (``join_leader_elected_once`` off): a completion that finds the named leader
+    gone answers every member as the leader. The model allows it, and the two-leader invariant
+    must too, for answers that each name their own member; the search does reach such a
+    generation (counted: two members of one generation each told it leads, and in some of them
+    a later answer naming the leader to a member that does not lead), and its histories check
+    clean."""
+    from kgc.model.commands import JoinGroupResponse
+    from kgc.properties import machine as machine_module
+
+    record = {**RECORD, "switches": {"join_leader_elected_once": False}}
+    self_led: dict[tuple[int, int], set[str]] = {}
+    told: dict[tuple[int, int], set[str]] = {}  # leaders named to members that do not lead
+    learn = machine_module.GroupMachine._learn
+
+    def counted(self, request, response):  # noqa: ANN001, ANN202
+        if isinstance(response, JoinGroupResponse) and response.error == "NONE":
+            seen = self_led if response.leader == response.member_id else told
+            seen.setdefault((id(self), response.generation_id), set()).add(response.leader)
+        return learn(self, request, response)
+
+    monkeypatch.setattr(machine_module.GroupMachine, "_learn", counted)
+    ctx = _context(record, 5)
+    # a fixed search: seeds 4-6 of 1-6 reach both kinds of answer in one generation (4: five
+    # generations), 1-3 only the first
+    search(machine_for(ctx), examples=60, steps=30, seed=4)
+    assert ctx.commands > 200
+    every_led = [k for k, leaders in self_led.items() if len(leaders) >= 2]
+    assert every_led
+    assert any(k in told for k in every_led)
