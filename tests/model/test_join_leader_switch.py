@@ -7,6 +7,7 @@ switch value."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -16,6 +17,12 @@ from kgc.model.profiles import Profile
 from model_harness import Sim, join, leave, sync
 
 PROFILES = [KAFKA_4_X, KAFKA_3_9]
+
+
+def each_rule_and_switch(test: Callable[..., None]) -> Callable[..., None]:
+    """Run ``test`` under both rule families, with the switch on and off."""
+    test = pytest.mark.parametrize("elected_once", [True, False])(test)
+    return pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)(test)
 
 
 def _sim(profile: Profile, elected_once: bool) -> Sim:
@@ -47,8 +54,7 @@ def _led_by_c1(sim: Sim) -> int:
     return gen
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
-@pytest.mark.parametrize("elected_once", [True, False])
+@each_rule_and_switch
 def test_a_leader_that_left_is_replaced_by_one_member_or_by_every_member(
     profile: Profile, elected_once: bool
 ) -> None:
@@ -82,8 +88,7 @@ def test_a_leader_that_left_is_replaced_by_one_member_or_by_every_member(
     assert {getattr(a, "assignment", None) for a in sim.answers(s3)} == {"y", None}
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
-@pytest.mark.parametrize("elected_once", [True, False])
+@each_rule_and_switch
 def test_a_new_groups_first_members(profile: Profile, elected_once: bool) -> None:
     # three joins in one first join phase: Kafka's first member leads from its join on; with
     # none named yet, each is told it leads
@@ -100,8 +105,7 @@ def test_a_new_groups_first_members(profile: Profile, elected_once: bool) -> Non
         assert leaders == ["c1-1", "c2-1", "c3-1"] and listed == [3, 3, 3]
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
-@pytest.mark.parametrize("elected_once", [True, False])
+@each_rule_and_switch
 def test_a_leader_that_rejoins_stays_the_only_one(profile: Profile, elected_once: bool) -> None:
     # the named leader among the rejoined members: both rules keep it (``_led_by_c1`` asserts)
     sim = _sim(profile, elected_once)
@@ -109,8 +113,7 @@ def test_a_leader_that_rejoins_stays_the_only_one(profile: Profile, elected_once
     assert sim.only.leader == ("c1-1",)
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
-@pytest.mark.parametrize("elected_once", [True, False])
+@each_rule_and_switch
 def test_a_static_leader_replaced_in_a_rebalance(profile: Profile, elected_once: bool) -> None:
     # static c1 leads generation 1 and has not synced; c2 joins, so the group rebalances; c1
     # rejoins with an empty member id and is replaced as c1-2, which completes the join phase.
@@ -133,8 +136,7 @@ def test_a_static_leader_replaced_in_a_rebalance(profile: Profile, elected_once:
         assert (len(a1.members), len(a2.members)) == (2, 2)
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
-@pytest.mark.parametrize("elected_once", [True, False])
+@each_rule_and_switch
 def test_a_static_leader_replaced_in_a_stable_group_keeps_the_lead(
     profile: Profile, elected_once: bool
 ) -> None:
