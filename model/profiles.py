@@ -347,7 +347,8 @@ class Profile:
     # A group's protocol type is set when its first member is added (``ClassicGroup.add``:
     # ``if (members.isEmpty()) protocolType = ...``; 3.9 ``GroupMetadata.add``), so a group only a
     # MEMBER_ID_REQUIRED answer made is described with none. On: the first JoinGroup naming one
-    # sets it, before the handshake answers it.
+    # whose protocols the group supports sets it, whatever it is then answered (the handshake, an
+    # unknown member or instance id).
     any_join_sets_protocol_type: bool = False
     # A join phase is complete only when every member rejoined and no KIP-394 pending member (one
     # answered MEMBER_ID_REQUIRED) is left (``ClassicGroup.hasAllMembersJoined``:

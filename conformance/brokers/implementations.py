@@ -279,9 +279,13 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": `handleJoin` calls "
             "`protocolsMatch` (l.830) before anything else, and for a group with no protocol type "
             "it sets the request's (l.1632-1637) even when the join is then answered "
-            "MEMBER_ID_REQUIRED (l.866-870) and no member is added; nothing clears it. Found by "
-            "`kgc check --implementation kfake --seed 2`",
-            proofs=("traces/known/kfake/describegroups-handshake-sets-protocol-type.json",),
+            "MEMBER_ID_REQUIRED (l.866-870) and no member is added, or UNKNOWN_MEMBER_ID for an "
+            "instance or member id it does not have (l.876-896); nothing clears it. Found by "
+            "`kgc check --implementation kfake --seed 2`, and by `--seed 6` past the handshake",
+            proofs=(
+                "traces/known/kfake/describegroups-handshake-sets-protocol-type.json",
+                "traces/known/kfake/joingroup-unknown-instance-sets-protocol-type.json",
+            ),
         ),
         Switch(
             name="join_waits_for_pending_members",

@@ -205,6 +205,13 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
             tx.generation_id = 1  # ``Profile.new_group_at_generation_0``
         # 4.x writes it Empty and answers before that record is committed (``describe.py`` 3)
         tx.unconfirmed = tx.profile.new_group_writes_empty_record
+    names = {p.name for p in cmd.protocols}
+    if (
+        tx.profile.any_join_sets_protocol_type
+        and tx.protocol_type is None
+        and supports_protocols(tx, cmd.protocol_type, names)
+    ):
+        tx.protocol_type = cmd.protocol_type  # ``Profile.any_join_sets_protocol_type``
     if not accept_joining_member(tx, cmd.member_id):
         remove_member(tx, cmd.member_id)
         if instance is not None and tx.profile.max_size_refusal_forgets_instance:
@@ -213,7 +220,6 @@ def handle_join_group(tx: Txn, request_id: int, cmd: JoinGroup) -> None:
         if tx.profile.max_size_rejection_checks_join:
             maybe_complete_join_phase(tx)
         return
-    names = {p.name for p in cmd.protocols}
     if not supports_protocols(tx, cmd.protocol_type, names):
         tx.respond(request_id, join_error(INCONSISTENT_GROUP_PROTOCOL, _named(tx, cmd.member_id)))
         if created and not tx.profile.failed_join_keeps_new_group:
@@ -240,8 +246,6 @@ def _join_new_member(
     # KIP-394: JoinGroupRequest.requiresKnownMemberId (``Profile.member_id_required_from_v4``)
     handshake = cmd.version >= 4 or not tx.profile.member_id_required_from_v4
     if handshake and tx.profile.member_id_required_handshake:
-        if tx.profile.any_join_sets_protocol_type and tx.protocol_type is None:
-            tx.protocol_type = cmd.protocol_type  # ``Profile.any_join_sets_protocol_type``
         tx.pending_members[new_id] = tx.now_ms + cmd.session_timeout_ms
         tx.revealed(new_id)
         tx.respond(request_id, _member_id_required(tx, cmd, new_id))
