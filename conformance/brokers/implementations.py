@@ -25,6 +25,7 @@ reported in its own words (``Launched.ended``). Each is probed as any Kafka-prot
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import select
@@ -94,10 +95,17 @@ SETTINGS: dict[str, tuple[Setting, ...]] = {
         Setting(
             key="offsets.retention.check.interval.ms",
             value=24 * 3600 * 1000,
-            source="pkg/kfake/groups.go at " + KFAKE_VERSION + ": a classic group is deleted only "
-            "when the request that made it failed (`delete(gs.gs, …)` l.307 and l.349); no "
-            "cleanup ever deletes an Empty one. It explains no deviation: it takes back an "
-            "allowance (``engine/allowances.py``, cleanup) kfake never needs",
+            source="pkg/kfake at " + KFAKE_VERSION + ": a ticker of this period, started with the "
+            "cluster (cluster.go l.458; `offsetsRetentionCheckIntervalMs`, data.go l.1149-1150: "
+            "600000 unless configured), runs `expireGroupOffsets` (cluster.go l.491-492, "
+            "l.1561-1571), which deletes each group left Empty with no offsets (`expireOffsets`, "
+            "groups.go l.2968-3016; `kill`, l.804-808), as Kafka's cleanup does. kgc launches "
+            "kfake with a day's period (`kfake.BrokerConfigs` in the `main.go` it builds), as it "
+            "launches Apache Kafka, so no run meets it and the model needs no cleanup allowance "
+            "(``engine/allowances.py``). Until this stop kfake ran at its 600000: a `kgc check "
+            "--implementation kfake --profile thorough --seed 1` example that crossed kfake's "
+            "tenth minute saw a group, Empty since its static member's session ran out, deleted "
+            "and a new join answered generation 1, a false alarm",
             proof=None,
         ),
         Setting(
@@ -1031,7 +1039,10 @@ import (
 func main() {
 \tport := flag.Int("port", 0, "listen port")
 \tflag.Parse()
-\tc, err := kfake.NewCluster(kfake.Ports(*port))
+\t// no periodic group cleanup within a run, as kgc launches Apache Kafka (SETTINGS)
+\tc, err := kfake.NewCluster(kfake.Ports(*port), kfake.BrokerConfigs(map[string]string{
+\t\t"offsets.retention.check.interval.ms": "86400000",
+\t}))
 \tif err != nil {
 \t\tfmt.Fprintln(os.Stderr, err)
 \t\tos.Exit(1)
@@ -1063,7 +1074,9 @@ class KFake(ProcessBroker):
     def __init__(self, *, timeout_s: float = 60.0) -> None:
         super().__init__(timeout_s=timeout_s)
         self._port = _free_port()
-        self._dir = cache_dir(KFAKE) / KFAKE_VERSION
+        # keyed by the main.go built too: a changed one is never served from an older build
+        main = hashlib.sha256(_KFAKE_MAIN.encode()).hexdigest()[:8]
+        self._dir = cache_dir(KFAKE) / f"{KFAKE_VERSION}-{main}"
         self._binary = self._dir / "kfake"
 
     def _prepare(self) -> None:
