@@ -321,7 +321,11 @@ def complete_join(tx: Txn) -> None:
         return
     for mid in sorted(tx.members):
         version = tx.members[mid].awaiting_join_version
-        leads = mid == leader or every_member_leads
+        listed: tuple[JoinedMember, ...] | None = ()
+        if mid == leader:
+            listed = listed_for_leader
+        elif every_member_leads:
+            listed = leader_member_list(tx, version)
         complete_join_future(
             tx,
             mid,
@@ -332,7 +336,7 @@ def complete_join(tx: Txn) -> None:
                 protocol_name=tx.protocol_name,
                 leader=mid if every_member_leads else leader,
                 member_id=mid,
-                members=(leader_member_list(tx, version) or ()) if leads else (),
+                members=listed or (),
             ),
         )
         if tx.profile.new_member_keeps_no_timer_after_first_join and tx.members[mid].is_new:
