@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -184,6 +184,48 @@ def group_id_never_empty(command: JoinGroup) -> JoinGroup:
     return command
 
 
+def session_timeout_in_bounds(command: JoinGroup) -> JoinGroup:
+    """The steer ``session_timeout_in_bounds``: the search sends no JoinGroup whose session
+    timeout lies outside the broker's bounds (the rule ``join_invalid_session``) to an
+    implementation that takes it, parks the answer and then drops it with the member."""
+    return command
+
+
+def join_group_below_v6(command: JoinGroup) -> JoinGroup:
+    """The steer ``join_group_below_v6``: the run draws JoinGroup at v5 at most
+    (:data:`STEER_VERSION_CAPS`, applied where the versions are negotiated,
+    ``conformance/drivers/suite.py`` ``configure``), so no command the search builds is v6+."""
+    return command
+
+
+def leave_group_below_v3(command: JoinGroup) -> JoinGroup:
+    """The steer ``leave_group_below_v3``: the run draws LeaveGroup at v2 at most
+    (:data:`STEER_VERSION_CAPS`), so no leave names its members (KIP-345's v3 batch)."""
+    return command
+
+
+# Steers that cap a request type's versions: steer -> request type -> the highest version a
+# search sends (an implementation that mis-reads the newer layout closes the connection).
+STEER_VERSION_CAPS: dict[str, dict[str, int]] = {
+    "join_group_below_v6": {"JoinGroup": 5},
+    "leave_group_below_v3": {"LeaveGroup": 2},
+}
+
+
+def capped_versions(
+    versions: dict[str, tuple[int, ...]], steers: Iterable[str]
+) -> dict[str, tuple[int, ...]]:
+    """``versions`` without those above a cap of one of ``steers`` (:data:`STEER_VERSION_CAPS`).
+    A request type the broker offers only above the cap keeps its versions: the steer cannot
+    apply, and the run meets the deviation as a baseline."""
+    out = dict(versions)
+    for steer in steers:
+        for api, top in STEER_VERSION_CAPS.get(steer, {}).items():
+            if api in out:
+                out[api] = tuple(v for v in out[api] if v <= top) or out[api]
+    return out
+
+
 # Steers (``SuiteContext.steers``): what a search never sends to an implementation whose process
 # the request would kill, or whose answer leaves the run's group for another the model does not
 # hold; each a function of the command the search would send.
@@ -191,6 +233,9 @@ STEERS: dict[str, Callable[[JoinGroup], JoinGroup]] = {
     "first_protocols_agree": first_protocols_agree,
     "join_names_a_protocol": join_names_a_protocol,
     "group_id_never_empty": group_id_never_empty,
+    "join_group_below_v6": join_group_below_v6,
+    "leave_group_below_v3": leave_group_below_v3,
+    "session_timeout_in_bounds": session_timeout_in_bounds,
 }
 
 
@@ -1127,7 +1172,7 @@ class GroupMachine(EngineMachine):
         ``group.{min,max}.session.timeout.ms`` (1 ms, or Integer.MAX_VALUE ms): Kafka refuses it
         ``INVALID_SESSION_TIMEOUT`` before anything else. The model is configured from the
         broker's own bounds, so a broker whose bounds do admit it is still predicted."""
-        if self._busy(client):
+        if self._busy(client) or "session_timeout_in_bounds" in self.context.steers:
             return
         version = self.context.version("JoinGroup", vi)
         session = 2**31 - 1 if high else 1

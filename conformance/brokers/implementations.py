@@ -745,6 +745,49 @@ STEERS: dict[str, tuple[Steer, ...]] = {
             'searches on the mock send no request naming "" (the `empty-group-*` misuses)',
             proof="traces/known/librdkafka-mock/joingroup-empty-group-id-accepted.json",
         ),
+        Steer(
+            name="join_group_below_v6",
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ": the mock advertises "
+            "JoinGroup v0-6, v6 flexible (l.5150: `{0, 6, 6, rd_kafka_mock_handle_JoinGroup}`), "
+            "but `rd_kafka_mock_handle_JoinGroup` reads the protocol count with "
+            "`rd_kafka_buf_read_i32` at every version (l.1602), where v6 sends a compact array "
+            "(an unsigned varint): the first four bytes of the list make a count above 1000, "
+            "the handler returns -1 (l.1604-1610) and the mock closes the connection "
+            "(`rdkafka_mock.c` l.1657-1663, a parse error). Every "
+            "JoinGroup v6 is refused so, whatever the group. Kafka reads the v6 layout. The "
+            "searches on the mock draw JoinGroup v0-5 (``machine.STEER_VERSION_CAPS``)",
+            proof="traces/known/librdkafka-mock/joingroup-v6-connection-closed.json",
+        ),
+        Steer(
+            name="leave_group_below_v3",
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ": the mock advertises "
+            "LeaveGroup v0-4 (l.5152: `{0, 4, 4, rd_kafka_mock_handle_LeaveGroup}`), but "
+            "`rd_kafka_mock_handle_LeaveGroup` (l.1761-1818) reads every version as `GroupId, "
+            "MemberId` and answers `ThrottleTimeMs` (v1+) and `ErrorCode` alone: a v3-4 answer "
+            "lacks the `Members` array (v3+, KIP-345) and v4's tagged fields, so it does not "
+            "decode and the client's connection is lost. v0-2 are read and answered in their "
+            "own layouts. The searches on the mock draw LeaveGroup v0-2 "
+            "(``machine.STEER_VERSION_CAPS``), so none removes a static member by its instance "
+            "id (v3+)",
+            proof="traces/known/librdkafka-mock/leavegroup-v4-answered-in-the-v0-layout.json",
+        ),
+        Steer(
+            name="session_timeout_in_bounds",
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ": "
+            "`rd_kafka_mock_handle_JoinGroup` (l.1578-1686) checks no session-timeout bounds "
+            "and parks the answer with the connection blocked (l.1657, "
+            "`rd_kafka_mock_connection_set_blocking`, `rdkafka_mock.c` l.1691-1696: POLLIN is "
+            "no longer served); the group's once-a-second session timer then removes the member "
+            "and frees the answer unsent (`src/rdkafka_mock_cgrp.c` l.614-637, l.519-520), and "
+            "nothing unblocks the connection: no answer comes on it again. Kafka answers "
+            "INVALID_SESSION_TIMEOUT at once (`GroupCoordinatorService.joinGroup`). The session "
+            "timeout is also the whole group's (`mcgrp->session_timeout_ms`, the last "
+            "JoinGroup's, `src/rdkafka_mock_cgrp.c` l.595), so a 1-ms one would expire every "
+            "member. The searches on the "
+            "mock send no JoinGroup with a session timeout outside the bounds (the rule "
+            "`join_invalid_session`)",
+            proof="traces/known/librdkafka-mock/joingroup-session-timeout-unchecked-never-answered.json",
+        ),
     ),
     KFAKE: (
         Steer(

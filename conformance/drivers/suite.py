@@ -334,6 +334,7 @@ def configure(
     from kgc.conformance.wire.negotiate import negotiate_with
     from kgc.engine.registry import model_manifest
     from kgc.model import PROFILES
+    from kgc.properties.machine import capped_versions
 
     profile = broker.description.get("implementation_settings")
     if broker.admin_security is None:
@@ -377,7 +378,10 @@ def configure(
                     "acl_actions": False,
                 }
     negotiated = negotiate_with(cluster, PROFILES[model_manifest(description)["profile"]], opt_in)
-    description["request_versions"] = {k: list(v) for k, v in negotiated.versions.items()}
+    # a steer that caps a request type's versions (``machine.STEER_VERSION_CAPS``): the run draws
+    # none above it, and its input cells count only what it sends
+    steered = capped_versions(negotiated.versions, description.get("implementation_steers") or ())
+    description["request_versions"] = {k: list(v) for k, v in steered.items()}
     if negotiated.unsupported:
         description["unsupported_requests"] = dict(negotiated.unsupported)
     time_scale = workload.time_scale(description["group_config"])
@@ -409,7 +413,7 @@ def configure(
         workload=workload,
         harness=harness,
         description=description,
-        versions={**negotiated.versions, **own},
+        versions={**steered, **own},
         unsupported=frozenset(negotiated.unsupported),
         run_id=run_id,
         group_prefix=broker.group_prefix,

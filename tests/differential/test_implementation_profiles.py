@@ -241,12 +241,18 @@ def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> N
     assert judged_by({}, "librdkafka-mock")["implementation_steers"] == [
         "first_protocols_agree",
         "group_id_never_empty",
+        "join_group_below_v6",
+        "leave_group_below_v3",
+        "session_timeout_in_bounds",
     ]
     assert judged_by({}, "none")["implementation_steers"] == []
     from kgc.cli_check import _rules_line
 
     mock = judged_by({"model_profile": "kafka-3.7"}, "librdkafka-mock")
-    assert "; steered around: first_protocols_agree, group_id_never_empty)" in _rules_line(mock)
+    assert (
+        "; steered around: first_protocols_agree, group_id_never_empty, join_group_below_v6, "
+        "leave_group_below_v3, session_timeout_in_bounds)" in _rules_line(mock)
+    )
 
     def join(*names: str) -> JoinGroup:
         protocols = tuple(Protocol(name=n, metadata=f"m-{n}") for n in names)
@@ -266,3 +272,56 @@ def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> N
     assert names(first_protocols_agree(join("range", "roundrobin"))) == ["range", "roundrobin"]
     lone = first_protocols_agree(join("roundrobin"))
     assert names(lone) == ["range", "roundrobin"] and lone.protocols[0].metadata == "m-roundrobin"
+
+
+def test_a_version_cap_steer_drops_only_the_versions_above_it() -> None:
+    """``machine.capped_versions``: the steer ``join_group_below_v6`` takes JoinGroup v6+ out of
+    the drawn versions and nothing else; a steer without caps changes nothing; a request type
+    offered only above its cap keeps its versions (the run meets the deviation, a baseline)."""
+    from kgc.properties.machine import STEER_VERSION_CAPS, capped_versions
+    from kgc.properties.machine import STEERS as MACHINE_STEERS
+
+    offered = {"JoinGroup": (0, 1, 2, 3, 4, 5, 6), "SyncGroup": (0, 1, 2, 3, 4)}
+    assert capped_versions(offered, ["join_group_below_v6"]) == {
+        "JoinGroup": (0, 1, 2, 3, 4, 5),
+        "SyncGroup": (0, 1, 2, 3, 4),
+    }
+    assert capped_versions(offered, ["group_id_never_empty"]) == offered
+    assert capped_versions({"JoinGroup": (6, 7)}, ["join_group_below_v6"]) == {"JoinGroup": (6, 7)}
+    assert set(STEER_VERSION_CAPS) <= set(MACHINE_STEERS)
+
+
+def test_the_session_steer_sends_no_out_of_bounds_session_timeout() -> None:
+    """The steer ``session_timeout_in_bounds``: a model-target search with it sends no JoinGroup
+    whose session timeout is 1 ms or Integer.MAX_VALUE; the same seed without it does."""
+    import itertools
+
+    from kgc.engine.registry import build
+    from kgc.engine.target import ModelTarget
+    from kgc.model.checker import CheckerConfig
+    from kgc.model.commands import JoinGroup
+    from kgc.properties.machine import SuiteContext, machine_for, search
+
+    record = {"profile": "kafka-4.x", "config": {"group_initial_rebalance_delay_ms": 0}}
+
+    def sessions(steers: frozenset[str]) -> set[int]:
+        sent: list[object] = []
+
+        class Recording(ModelTarget):
+            def send(self, request_id: int, command) -> None:  # noqa: ANN001
+                sent.append(command)
+                super().send(request_id, command)
+
+        counter = itertools.count()
+        ctx = SuiteContext(
+            open_target=lambda gid: Recording(build(record, gid)),
+            new_model=lambda gid: build(record, gid),
+            checker_config=CheckerConfig(early_ms=0, late_ms=0),
+            steers=steers,
+        )
+        ctx.new_group_id = lambda: f"kgc-model-{next(counter)}"
+        search(machine_for(ctx), examples=40, steps=30, seed=3, shrink=False)
+        return {c.session_timeout_ms for c in sent if isinstance(c, JoinGroup)}
+
+    assert sessions(frozenset()) & {1, 2**31 - 1}
+    assert not sessions(frozenset({"session_timeout_in_bounds"})) & {1, 2**31 - 1}

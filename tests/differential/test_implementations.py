@@ -37,7 +37,7 @@ from kgc.conformance.brokers.implementations import (
 from kgc.conformance.drivers.suite import replay_with_own_client
 from kgc.engine.traces import load
 from kgc.model.commands import ConnectionClosed, JoinGroup
-from kgc.model.history import Invoke
+from kgc.model.history import Invoke, Receive, Tick
 from kgc.properties.machine import first_protocols_agree
 
 from kgc.cli_matrix import confirm_baseline
@@ -192,3 +192,64 @@ def test_a_parked_static_member_described_by_kfake_is_named_as_its_client_s() ->
     ]
     assert described, "no DescribeGroups listed the waiting member: the case was not reached"
     assert {d.member_id for d in described[0].members} == {"c1-1", "c2-1"}
+
+
+V6 = KNOWN / "librdkafka-mock" / "joingroup-v6-connection-closed.json"
+
+
+def test_a_joingroup_v6_closes_the_mock_s_connection_and_the_same_join_at_v5_is_answered(
+    mock,
+) -> None:
+    """The steer ``join_group_below_v6``: the mock reads JoinGroup v6's compact protocol array
+    as an int32 and closes the connection; the same request at v5 (the control) is answered."""
+    trace = load(V6)
+    (join,) = [c for c in trace.commands if isinstance(c, JoinGroup)]
+    assert join.version == 6 and join.group_instance_id is None
+    closed = _replay(mock, trace).engine.divergence
+    assert closed is not None and isinstance(closed.event.response, ConnectionClosed), closed
+
+    def at_v5(e):  # noqa: ANN001, ANN202
+        if isinstance(e, Invoke) and isinstance(e.command, JoinGroup):
+            return dataclasses.replace(e, command=dataclasses.replace(e.command, version=5))
+        return e
+
+    # the v5 join, then a wait past the mock's initial delay (3000 ms) for its answer
+    sent = [at_v5(e) for e in trace.events if isinstance(e, Invoke)]
+    wait = Tick(step=1, at_ms=sent[-1].at_ms + 1, ms=3600)
+    control = dataclasses.replace(trace, events=[*sent, wait], result=None)
+    done = _replay(mock, control)
+    answers = [e.response for e in done.trace.events if isinstance(e, Receive)]
+    assert len(answers) == 1 and answers[0].error == "NONE", answers
+    assert mock.alive(), mock.stderr_tail()
+
+
+def test_a_search_on_the_mock_draws_joingroup_v0_to_v5() -> None:
+    """The versions a run on the mock draws (``suite.configure``): JoinGroup without v6, which
+    the mock advertises; without the steer, v6 is drawn."""
+    with launched("librdkafka-mock") as mock:
+        _draw_joingroup_versions(mock)
+
+
+def _draw_joingroup_versions(mock) -> None:  # noqa: ANN001
+    from kgc.conformance.drivers.suite import BrokerAccess, configure
+    from kgc.conformance.drivers.workloads import workload_named
+    from kgc.conformance.wire.client import Cluster
+
+    described = mock.describe()
+    assert "join_group_below_v6" in described["implementation_steers"]
+    unsteered = {
+        **described,
+        "implementation_steers": [
+            s for s in described["implementation_steers"] if s != "join_group_below_v6"
+        ],
+    }
+    drawn = {}
+    for name, d in (("steered", described), ("unsteered", unsteered)):
+        with Cluster(mock.bootstrap_servers, client_id="kgc-test") as cluster:
+            access = BrokerAccess(bootstrap_servers=mock.bootstrap_servers, description=d)
+            setup = configure(workload_named("classic"), access, cluster)
+        assert setup.description["request_versions"]["JoinGroup"] == list(
+            setup.versions["JoinGroup"]
+        )
+        drawn[name] = setup.versions["JoinGroup"]
+    assert max(drawn["steered"]) == 5 and max(drawn["unsteered"]) == 6, drawn
