@@ -18,6 +18,7 @@ kgc never injects faults into a broker it did not start.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from kgc.cli import UserError, add_command_config, client_security_from, load_traces
 from kgc.conformance.brokers.implementations import IMPLEMENTATIONS as LAUNCHABLE
@@ -43,16 +44,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", "-v", action="store_true", help="print failing replays' steps")
 
 
-def run(args: argparse.Namespace) -> int:
-    from kgc.conformance.brokers.session import open_broker
-    from kgc.conformance.drivers.suite import replay_on_broker
-    from kgc.conformance.wire.client import Cluster
-    from kgc.model.commands import NotModelled
-
-    loaded = load_traces(args.traces)
-    version = args.kafka_version
-    implementation = args.implementation
-    if args.bootstrap_server is None and version is None and implementation is None:
+def replay_broker(
+    loaded: list[tuple[Any, Any]],
+    *,
+    bootstrap_server: str | None,
+    kafka_version: str | None,
+    implementation: str | None,
+) -> tuple[str | None, str | None]:
+    """The broker a replay launches, as ``(implementation, Apache Kafka version)``: what the
+    user named, else the implementation the traces were recorded against when kgc launches it,
+    and the Apache Kafka version they were recorded against (None: the pinned release). A trace
+    of another implementation names no Apache Kafka version: replayed on Apache Kafka, it runs
+    on the pinned release. Traces of several implementations or versions are refused."""
+    version = kafka_version
+    if bootstrap_server is None and version is None and implementation is None:
         recorded = {t.manifest.get("target", {}).get("implementation") for _, t in loaded}
         launchable = recorded & set(LAUNCHABLE[1:])
         if launchable and len(recorded) > 1:
@@ -63,8 +68,15 @@ def run(args: argparse.Namespace) -> int:
         implementation = launchable.pop() if launchable else None
     if implementation not in (None, "apache-kafka"):
         version = ""  # not an Apache Kafka version: the launcher knows its own
-    if args.bootstrap_server is None and version is None:
-        versions = {t.manifest.get("target", {}).get("version") for _, t in loaded}
+    if bootstrap_server is None and version is None:
+        # the Apache Kafka version the traces were recorded against: another implementation's
+        # version (kfake's module version, the mock's librdkafka) is none, and such traces are
+        # replayed on the pinned release
+        versions = {
+            t.manifest.get("target", {}).get("version")
+            for _, t in loaded
+            if t.manifest.get("target", {}).get("implementation") in (None, "apache-kafka")
+        }
         versions.discard(None)
         versions.discard("unknown")
         if len(versions) > 1:
@@ -73,6 +85,22 @@ def run(args: argparse.Namespace) -> int:
                 "replay them separately or pass --kafka-version"
             )
         version = versions.pop() if versions else None
+    return implementation, version
+
+
+def run(args: argparse.Namespace) -> int:
+    from kgc.conformance.brokers.session import open_broker
+    from kgc.conformance.drivers.suite import replay_on_broker
+    from kgc.conformance.wire.client import Cluster
+    from kgc.model.commands import NotModelled
+
+    loaded = load_traces(args.traces)
+    implementation, version = replay_broker(
+        loaded,
+        bootstrap_server=args.bootstrap_server,
+        kafka_version=args.kafka_version,
+        implementation=args.implementation,
+    )
     acting = [(p, t) for p, t in loaded if _acl_actions_only(t)]
     if acting:
         if args.bootstrap_server is not None:
