@@ -279,10 +279,9 @@ class Profile:
     # handleJoinGroup``: ``JoinGroupResult(memberId, error)``). Off: it is empty.
     join_error_names_member: bool = True
     # SyncGroup, Heartbeat and LeaveGroup for a group that does not exist: ``UNKNOWN_MEMBER_ID``
-    # (4.x ``classicGroupSync``/``classicGroupHeartbeat``/``classicGroupLeave``), and OffsetFetch
-    # the offsets asked for, none committed (``OffsetMetadataManager.fetchOffsets``); checked
+    # (4.x ``classicGroupSync``/``classicGroupHeartbeat``/``classicGroupLeave``); checked
     # against 4.3.1 by the suite. On: ``GROUP_ID_NOT_FOUND`` before anything else is checked,
-    # with no member or partition results.
+    # with no member results. (OffsetFetch: ``fetch_unknown_group_not_found``.)
     unknown_group_not_found: bool = False
     # DescribeGroups' member ``ClientHost`` is the address alone as Java writes it, ``/127.0.0.1``
     # (``InetAddress.toString`` of ``RequestContext.clientAddress``). On: ``127.0.0.1:<port>``,
@@ -382,6 +381,22 @@ class Profile:
     # the leader, each with the member list, and the group's leader is whichever was answered
     # last: any of them.
     join_leader_elected_once: bool = True
+    # OffsetFetch for a group that does not exist: the offsets asked for, none committed
+    # (``OffsetMetadataManager.fetchOffsets``); checked against 4.3.1 by the suite. On:
+    # ``GROUP_ID_NOT_FOUND`` (v2+, which carry a group-level error) with no partitions; v0-1,
+    # which have no such field, list no partition at all.
+    fetch_unknown_group_not_found: bool = False
+    # An OffsetCommit naming a group that does not exist: a simple commit (generation -1) makes
+    # the group, Empty, and stores its offsets; one with a generation is refused
+    # ``ILLEGAL_GENERATION`` (4.x ``OffsetMetadataManager.validateOffsetCommit``, 3.9
+    # ``GroupCoordinator.handleCommitOffsets``). Off: the offsets are stored whatever the
+    # generation and member, and no group is made (a later request finds none).
+    commit_makes_group: bool = True
+    # SyncGroup, Heartbeat and OffsetCommit naming an instance id: checked against the member the
+    # instance maps to, another member id refused ``FENCED_INSTANCE_ID`` (KIP-345,
+    # ``ClassicGroup.validateMember``). Off: the instance id is not looked at; the member id
+    # alone is (a static member's own id passes, any other is ``UNKNOWN_MEMBER_ID``).
+    instance_id_fenced: bool = True
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -415,6 +430,9 @@ IMPLEMENTATION_SWITCHES = (
     "static_rejoin_old_leader_below_v9",
     "v0_join_rebalance_timeout_is_session",
     "join_leader_elected_once",
+    "fetch_unknown_group_not_found",
+    "commit_makes_group",
+    "instance_id_fenced",
 )
 
 

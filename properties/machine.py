@@ -204,11 +204,18 @@ def leave_group_below_v3(command: JoinGroup) -> JoinGroup:
     return command
 
 
+def sync_group_below_v4(command: JoinGroup) -> JoinGroup:
+    """The steer ``sync_group_below_v4``: the run draws SyncGroup at v3 at most
+    (:data:`STEER_VERSION_CAPS`)."""
+    return command
+
+
 # Steers that cap a request type's versions: steer -> request type -> the highest version a
 # search sends (an implementation that mis-reads the newer layout closes the connection).
 STEER_VERSION_CAPS: dict[str, dict[str, int]] = {
     "join_group_below_v6": {"JoinGroup": 5},
     "leave_group_below_v3": {"LeaveGroup": 2},
+    "sync_group_below_v4": {"SyncGroup": 3},
 }
 
 
@@ -236,6 +243,7 @@ STEERS: dict[str, Callable[[JoinGroup], JoinGroup]] = {
     "join_group_below_v6": join_group_below_v6,
     "leave_group_below_v3": leave_group_below_v3,
     "session_timeout_in_bounds": session_timeout_in_bounds,
+    "sync_group_below_v4": sync_group_below_v4,
 }
 
 
@@ -1397,7 +1405,8 @@ class GroupMachine(EngineMachine):
             send(self._join_command(c, join, v.member_id))
             if v.generation_id < 0 and v.member_id:
                 send(self._join_command(c, join, NO_MEMBER_ID))
-            send(self._join_command(c, join, v.member_id, session_timeout_ms=1))
+            if "session_timeout_in_bounds" not in ctx.steers:
+                send(self._join_command(c, join, v.member_id, session_timeout_ms=1))
             if v.member_id:
                 for change in ("add", "swap"):
                     old = v.protocols

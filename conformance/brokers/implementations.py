@@ -189,12 +189,19 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             source="pkg/kfake at " + KFAKE_VERSION + ": Heartbeat, LeaveGroup and SyncGroup for a "
             "group it does not have answer GROUP_ID_NOT_FOUND before anything else "
             "(12_heartbeat.go l.25-28, 13_leave_group.go l.26-29, 14_sync_group.go l.26-29, "
-            "`groups.handleHijack` in groups.go l.312-318), and so does OffsetFetch "
-            "(groups.go l.588-591, `handleOffsetFetch`), whose group-level error OffsetFetch "
-            "v0-1 have no field for: there the answer lists no partition at all",
+            "`groups.handleHijack` in groups.go l.312-318)",
             proofs=(
                 "traces/known/kfake/syncgroup-unknown-group-group-id-not-found.json",
                 "traces/known/kfake/leavegroup-unknown-group-group-id-not-found.json",
+            ),
+        ),
+        Switch(
+            name="fetch_unknown_group_not_found",
+            value=True,
+            source="pkg/kfake at " + KFAKE_VERSION + ": OffsetFetch for a group it does not have "
+            "answers GROUP_ID_NOT_FOUND (groups.go l.588-591, `handleOffsetFetch`), a group-level "
+            "error OffsetFetch v0-1 have no field for: there the answer lists no partition at all",
+            proofs=(
                 "traces/known/kfake/offsetfetch-unknown-group-group-id-not-found.json",
                 "traces/known/kfake/offsetfetch-v1-unknown-group-no-partitions.json",
             ),
@@ -485,6 +492,53 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
     ),
     RDKAFKA_MOCK: (
         Switch(
+            name="unknown_group_not_found",
+            value=True,
+            source="src/rdkafka_mock_handlers.c at "
+            + RDKAFKA_COMMIT
+            + ": Heartbeat (l.1727-1729), "
+            "LeaveGroup (l.1797-1799) and SyncGroup (l.1874-1876) for a group the mock does not "
+            "have (`rd_kafka_mock_cgrp_classic_find`, which makes none) answer GROUP_ID_NOT_FOUND "
+            "before any member is looked up, as kfake does; the mock's OffsetFetch answers a "
+            "missing group's offsets as Kafka does (none committed), so "
+            "`fetch_unknown_group_not_found` stays off. Found by `kgc check --implementation "
+            "librdkafka-mock --seed 3` once the mock's steers were named (1-minimal)",
+            proofs=(
+                "traces/known/librdkafka-mock/leavegroup-unknown-group-group-id-not-found.json",
+            ),
+        ),
+        Switch(
+            name="instance_id_fenced",
+            value=False,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ": Heartbeat "
+            "(l.1733-1736), SyncGroup (l.1880-1883) and OffsetCommit (l.1056-1061) read the "
+            "instance id and never look at it: the member is found by member id alone "
+            "(`rd_kafka_mock_cgrp_classic_member_find`, `src/rdkafka_mock_cgrp.c` l.537-551), "
+            "UNKNOWN_MEMBER_ID when none has it; FENCED_INSTANCE_ID appears nowhere in the "
+            "mock. Kafka refuses a static instance's request naming another member id "
+            "FENCED_INSTANCE_ID (KIP-345, `ClassicGroup.validateMember`). Found by `kgc matrix "
+            "--implementations librdkafka-mock` (seed 1) once the mock's steers were named; the "
+            "proof is that trace without the two other members",
+            proofs=(
+                "traces/known/librdkafka-mock/heartbeat-instance-not-fenced-unknown-member-id.json",
+            ),
+        ),
+        Switch(
+            name="commit_makes_group",
+            value=False,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_OffsetCommit` l.1048-1093: only a group that exists "
+            "(`rd_kafka_mock_cgrp_classic_find`, which makes none; the mock makes a classic group "
+            "in JoinGroup alone, `rd_kafka_mock_cgrp_classic_get`) has its member and generation "
+            "checked; for any other the offsets are stored as sent (l.1156-1159, "
+            "`rd_kafka_mock_commit_offset`) and no group is made, so a later SyncGroup, "
+            "Heartbeat or LeaveGroup finds none. Kafka makes an Empty group on a simple commit "
+            "and refuses one with a generation ILLEGAL_GENERATION "
+            "(`OffsetMetadataManager.validateOffsetCommit`). Found by `kgc check --implementation "
+            "librdkafka-mock --seed 3` once `unknown_group_not_found` was named (1-minimal)",
+            proofs=("traces/known/librdkafka-mock/offsetcommit-makes-no-group.json",),
+        ),
+        Switch(
             name="new_group_at_generation_0",
             value=False,
             source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ": a group is made at "
@@ -746,6 +800,20 @@ STEERS: dict[str, tuple[Steer, ...]] = {
             proof="traces/known/librdkafka-mock/joingroup-empty-group-id-accepted.json",
         ),
         Steer(
+            name="join_names_a_protocol",
+            source="src/rdkafka_mock_cgrp.c at " + RDKAFKA_COMMIT + ": a JoinGroup naming no "
+            "protocol is added like any other (`rd_kafka_mock_cgrp_classic_member_add` "
+            "l.553-606 checks no protocol list; `rd_kafka_mock_handle_JoinGroup` allocates an "
+            "empty one), and when the join phase ends `rd_kafka_mock_cgrp_classic_elect_leader` "
+            "takes the leader's `protos[0].name` (l.335), past the end of an empty list, and "
+            "asserts every member's first "
+            "protocol is it (l.372-374): the assertion fails and the whole process aborts. Kafka "
+            "refuses an empty protocol list INCONSISTENT_GROUP_PROTOCOL at once "
+            "(`ClassicGroup.supportsProtocols`). Searches on the mock send no JoinGroup without "
+            "protocols (the misuse `join-no-protocols`), as on kfake",
+            proof="traces/known/librdkafka-mock/joingroup-no-protocols-abort.json",
+        ),
+        Steer(
             name="join_group_below_v6",
             source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ": the mock advertises "
             "JoinGroup v0-6, v6 flexible (l.5150: `{0, 6, 6, rd_kafka_mock_handle_JoinGroup}`), "
@@ -757,6 +825,18 @@ STEERS: dict[str, tuple[Steer, ...]] = {
             "JoinGroup v6 is refused so, whatever the group. Kafka reads the v6 layout. The "
             "searches on the mock draw JoinGroup v0-5 (``machine.STEER_VERSION_CAPS``)",
             proof="traces/known/librdkafka-mock/joingroup-v6-connection-closed.json",
+        ),
+        Steer(
+            name="sync_group_below_v4",
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ": the mock advertises "
+            "SyncGroup v0-4, v4 flexible (l.5153: `{0, 4, 4, rd_kafka_mock_handle_SyncGroup}`), "
+            "but `rd_kafka_mock_handle_SyncGroup` reads the assignment count with "
+            "`rd_kafka_buf_read_i32` at every version (l.1851), where v4 sends a compact array: "
+            "the read runs past the request or off its layout, the handler returns -1 and the "
+            "mock closes the connection (`rdkafka_mock.c` l.1657-1663). The same SyncGroup at v3 "
+            "is answered. The searches on the mock draw SyncGroup v0-3 "
+            "(``machine.STEER_VERSION_CAPS``), so none carries SyncGroup v5's protocol fields",
+            proof="traces/known/librdkafka-mock/syncgroup-v4-connection-closed.json",
         ),
         Steer(
             name="leave_group_below_v3",

@@ -159,8 +159,9 @@ def validate_member(
 ) -> str | None:
     """``ClassicGroup.validateMember`` / ``validateCurrentMember``: the error, or None. Before
     3.0 (``Profile.unknown_instance_id_rejected``) only a JoinGroup refuses an instance id that is
-    not registered; the other requests ignore it."""
-    if group_instance_id is not None:
+    not registered; the other requests ignore it. ``Profile.instance_id_fenced`` off: only a
+    JoinGroup looks at the instance id."""
+    if group_instance_id is not None and (joining or tx.profile.instance_id_fenced):
         current = static_member_id(tx, group_instance_id)
         if current is None and (joining or tx.profile.unknown_instance_id_rejected):
             return UNKNOWN_MEMBER_ID

@@ -75,6 +75,8 @@ def _validate(
     tx: Txn, cmd: OffsetCommit, generation: int, member_id: str, instance: str | None
 ) -> str | None:
     simple_first = tx.profile.simple_commit_checked_first
+    if not tx.exists and not tx.profile.commit_makes_group:
+        return None  # ``Profile.commit_makes_group`` off: stored unchecked, no group made
     if tx.profile.commit_memberless_illegal_generation:
         # the instance id first (unknown: UNKNOWN_MEMBER_ID; another member's:
         # FENCED_INSTANCE_ID), then a group without members takes simple commits only
@@ -151,7 +153,7 @@ def handle_offset_commit(tx: Txn, request_id: int, cmd: OffsetCommit) -> None:
 
 
 def handle_offset_fetch(tx: Txn, request_id: int, cmd: OffsetFetch) -> None:
-    if not tx.exists and tx.profile.unknown_group_not_found:
+    if not tx.exists and tx.profile.fetch_unknown_group_not_found:
         # the group-level error, which v0-1 have no field for: there the answer is no partitions
         # (kfake at v1: ``traces/known/kfake/offsetfetch-v1-unknown-group-no-partitions.json``)
         error = GROUP_ID_NOT_FOUND if cmd.version >= 2 else NONE

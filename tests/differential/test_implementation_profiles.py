@@ -241,7 +241,9 @@ def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> N
     assert judged_by({}, "librdkafka-mock")["implementation_steers"] == [
         "first_protocols_agree",
         "group_id_never_empty",
+        "join_names_a_protocol",
         "join_group_below_v6",
+        "sync_group_below_v4",
         "leave_group_below_v3",
         "session_timeout_in_bounds",
     ]
@@ -250,8 +252,9 @@ def test_a_steer_names_what_the_machine_steers_and_the_baseline_it_avoids() -> N
 
     mock = judged_by({"model_profile": "kafka-3.7"}, "librdkafka-mock")
     assert (
-        "; steered around: first_protocols_agree, group_id_never_empty, join_group_below_v6, "
-        "leave_group_below_v3, session_timeout_in_bounds)" in _rules_line(mock)
+        "; steered around: first_protocols_agree, group_id_never_empty, join_names_a_protocol, "
+        "join_group_below_v6, sync_group_below_v4, leave_group_below_v3, "
+        "session_timeout_in_bounds)" in _rules_line(mock)
     )
 
     def join(*names: str) -> JoinGroup:
@@ -291,10 +294,25 @@ def test_a_version_cap_steer_drops_only_the_versions_above_it() -> None:
     assert set(STEER_VERSION_CAPS) <= set(MACHINE_STEERS)
 
 
-def test_the_session_steer_sends_no_out_of_bounds_session_timeout() -> None:
+def test_the_session_steer_sends_no_out_of_bounds_session_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The steer ``session_timeout_in_bounds``: a model-target search with it sends no JoinGroup
-    whose session timeout is 1 ms or Integer.MAX_VALUE; the same seed without it does."""
+    whose session timeout is 1 ms or Integer.MAX_VALUE, and ``aim`` is offered none; the same
+    seed without it sends one."""
     import itertools
+
+    from kgc.properties import machine as machine_module
+
+    offered: list[object] = []
+    candidates = machine_module.GroupMachine._candidates
+
+    def recording(self, vi: int):  # noqa: ANN001, ANN202
+        out = candidates(self, vi)
+        offered.extend(command for command, _ in out)
+        return out
+
+    monkeypatch.setattr(machine_module.GroupMachine, "_candidates", recording)
 
     from kgc.engine.registry import build
     from kgc.engine.target import ModelTarget
@@ -304,7 +322,7 @@ def test_the_session_steer_sends_no_out_of_bounds_session_timeout() -> None:
 
     record = {"profile": "kafka-4.x", "config": {"group_initial_rebalance_delay_ms": 0}}
 
-    def sessions(steers: frozenset[str]) -> set[int]:
+    def sessions(steers: frozenset[str], *, seed: int) -> set[int]:
         sent: list[object] = []
 
         class Recording(ModelTarget):
@@ -320,8 +338,15 @@ def test_the_session_steer_sends_no_out_of_bounds_session_timeout() -> None:
             steers=steers,
         )
         ctx.new_group_id = lambda: f"kgc-model-{next(counter)}"
-        search(machine_for(ctx), examples=40, steps=30, seed=3, shrink=False)
+        search(machine_for(ctx), examples=40, steps=30, seed=seed, shrink=False)
         return {c.session_timeout_ms for c in sent if isinstance(c, JoinGroup)}
 
-    assert sessions(frozenset()) & {1, 2**31 - 1}
-    assert not sessions(frozenset({"session_timeout_in_bounds"})) & {1, 2**31 - 1}
+    out_of_bounds = {1, 2**31 - 1}
+    assert sessions(frozenset(), seed=3) & out_of_bounds
+    assert any(getattr(c, "session_timeout_ms", None) == 1 for c in offered)
+    offered.clear()
+    for seed in (1, 2, 3, 4):  # the rule join_invalid_session and aim's candidates alike
+        assert not sessions(frozenset({"session_timeout_in_bounds"}), seed=seed) & out_of_bounds
+    assert offered and not any(
+        getattr(c, "session_timeout_ms", None) in out_of_bounds for c in offered
+    )

@@ -36,7 +36,13 @@ from kgc.conformance.brokers.implementations import (
 )
 from kgc.conformance.drivers.suite import replay_with_own_client
 from kgc.engine.traces import load
-from kgc.model.commands import ConnectionClosed, JoinGroup
+from kgc.model.commands import (
+    ConnectionClosed,
+    JoinGroup,
+    JoinGroupResponse,
+    SyncGroup,
+    SyncGroupResponse,
+)
 from kgc.model.history import Invoke, Receive, Tick
 from kgc.properties.machine import first_protocols_agree
 
@@ -194,33 +200,48 @@ def test_a_parked_static_member_described_by_kfake_is_named_as_its_client_s() ->
     assert {d.member_id for d in described[0].members} == {"c1-1", "c2-1"}
 
 
-V6 = KNOWN / "librdkafka-mock" / "joingroup-v6-connection-closed.json"
+# The mock's version-cap steers (``machine.STEER_VERSION_CAPS``): each proof's request at the
+# version the mock mis-reads, and the highest version the search draws instead
+CAPPED = [
+    (KNOWN / "librdkafka-mock" / "joingroup-v6-connection-closed.json", JoinGroup, 6, 5),
+    (KNOWN / "librdkafka-mock" / "syncgroup-v4-connection-closed.json", SyncGroup, 4, 3),
+]
 
 
-def test_a_joingroup_v6_closes_the_mock_s_connection_and_the_same_join_at_v5_is_answered(
-    mock,
-) -> None:
-    """The steer ``join_group_below_v6``: the mock reads JoinGroup v6's compact protocol array
-    as an int32 and closes the connection; the same request at v5 (the control) is answered."""
-    trace = load(V6)
-    (join,) = [c for c in trace.commands if isinstance(c, JoinGroup)]
-    assert join.version == 6 and join.group_instance_id is None
+@pytest.mark.parametrize(
+    ("proof", "kind", "bad", "good"), CAPPED, ids=lambda v: getattr(v, "stem", v)
+)
+def test_a_flexible_version_the_mock_misreads_closes_the_connection_and_the_one_below_is_answered(
+    mock, proof, kind, bad, good
+) -> None:  # noqa: ANN001
+    """The steers ``join_group_below_v6`` and ``sync_group_below_v4``: the mock reads the first
+    flexible version's compact array count as an int32 and closes the connection; the same
+    request one version lower (the control) is answered ``NONE``."""
+    trace = load(proof)
+    (request,) = [c for c in trace.commands if isinstance(c, kind)]
+    assert request.version == bad
     closed = _replay(mock, trace).engine.divergence
     assert closed is not None and isinstance(closed.event.response, ConnectionClosed), closed
 
-    def at_v5(e):  # noqa: ANN001, ANN202
-        if isinstance(e, Invoke) and isinstance(e.command, JoinGroup):
-            return dataclasses.replace(e, command=dataclasses.replace(e.command, version=5))
+    def lowered(e):  # noqa: ANN001, ANN202
+        if isinstance(e, Invoke) and isinstance(e.command, kind):
+            return dataclasses.replace(e, command=dataclasses.replace(e.command, version=good))
         return e
 
-    # the v5 join, then a wait past the mock's initial delay (3000 ms) for its answer
-    sent = [at_v5(e) for e in trace.events if isinstance(e, Invoke)]
-    wait = Tick(step=1, at_ms=sent[-1].at_ms + 1, ms=3600)
-    control = dataclasses.replace(trace, events=[*sent, wait], result=None)
+    # the requests, each after the waits the proof made, then a wait past the mock's initial
+    # delay (3000 ms) for the last answer
+    kept = [lowered(e) for e in trace.events if isinstance(e, Invoke | Tick)]
+    wait = Tick(step=kept[-1].step + 1, at_ms=kept[-1].at_ms + 1, ms=3600)
+    control = dataclasses.replace(trace, events=[*kept, wait], result=None)
     done = _replay(mock, control)
-    answers = [e.response for e in done.trace.events if isinstance(e, Receive)]
-    assert len(answers) == 1 and answers[0].error == "NONE", answers
+    answers = [e for e in done.trace.events if isinstance(e, Receive)]
+    assert done.engine.divergence is None, done.engine.divergence
+    mine = [a.response for a in answers if isinstance(a.response, ANSWER_TYPE[kind])]
+    assert len(mine) == 1 and mine[0].error == "NONE", answers
     assert mock.alive(), mock.stderr_tail()
+
+
+ANSWER_TYPE = {JoinGroup: JoinGroupResponse, SyncGroup: SyncGroupResponse}
 
 
 def test_a_search_on_the_mock_draws_joingroup_v0_to_v5() -> None:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from kgc.model import KAFKA_3_9, KAFKA_4_X
 from kgc.model.profiles import Profile
-from model_harness import Sim, commit, fetch, join
+from model_harness import Sim, commit, fetch, heartbeat, join, leave, sync
 
 PROFILES = [KAFKA_4_X, KAFKA_3_9]
 
@@ -72,3 +72,63 @@ def test_a_new_dynamic_member_v5(profile: Profile, handshake: bool) -> None:
     got = sim.take(r)
     assert got.error == ("MEMBER_ID_REQUIRED" if handshake else "NONE")
     assert got.member_id == "c1-1" and (handshake or got.leader == "c1-1")
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("membership", [True, False])
+@pytest.mark.parametrize("fetching", [True, False])
+def test_a_group_that_does_not_exist(profile: Profile, membership: bool, fetching: bool) -> None:
+    # Heartbeat and LeaveGroup naming a group nobody made: Kafka answers UNKNOWN_MEMBER_ID, the
+    # mock and kfake GROUP_ID_NOT_FOUND (``unknown_group_not_found``); OffsetFetch of it: Kafka
+    # and the mock answer the partition with nothing committed, kfake GROUP_ID_NOT_FOUND
+    # (``fetch_unknown_group_not_found``). The two switches are independent.
+    switched = replace(
+        profile, unknown_group_not_found=membership, fetch_unknown_group_not_found=fetching
+    )
+    sim = Sim(profile=switched)
+    missing = "GROUP_ID_NOT_FOUND" if membership else "UNKNOWN_MEMBER_ID"
+    assert sim.take(sim.send(heartbeat("c1", "stranger", 1, version=3), at=0)).error == missing
+    assert sim.take(sim.send(leave("c1", ("stranger", None), version=0), at=10)).error == missing
+    got = sim.take(sim.send(fetch("c1", ("t", 0), version=6), at=20))
+    if fetching:
+        assert got.error == "GROUP_ID_NOT_FOUND" and not got.partitions
+    else:
+        assert got.error == "NONE" and [p.offset for p in got.partitions] == [-1]
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("makes", [True, False])
+def test_a_commit_to_a_group_that_does_not_exist(profile: Profile, makes: bool) -> None:
+    # A commit at generation 5 to a missing group: Kafka refuses it ILLEGAL_GENERATION; a simple
+    # commit then makes an Empty group, whose SyncGroup is UNKNOWN_MEMBER_ID. The mock stores
+    # both and makes no group: the SyncGroup finds none (GROUP_ID_NOT_FOUND, its other switch).
+    switched = replace(profile, commit_makes_group=makes, unknown_group_not_found=not makes)
+    sim = Sim(profile=switched)
+    first = sim.take(sim.send(commit("c1", "m", 5, (("t", 0, 7),), version=7), at=0))
+    assert [p.error for p in first.partitions] == ["NONE" if not makes else "ILLEGAL_GENERATION"]
+    sim.take(sim.send(commit("c1", "", -1, (("t", 1, 3),), version=7), at=10))
+    got = sim.take(sim.send(fetch("c1", ("t", 0), ("t", 1), version=6), at=20))
+    assert [p.offset for p in got.partitions] == ([-1, 3] if makes else [7, 3])
+    answer = sim.take(sim.send(sync("c1", "m", 0, version=3), at=30))
+    assert answer.error == ("UNKNOWN_MEMBER_ID" if makes else "GROUP_ID_NOT_FOUND")
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("fenced", [True, False])
+def test_a_static_instance_named_with_another_member_id(profile: Profile, fenced: bool) -> None:
+    # c2 joins as instance c2-instance (generation 1, or the mock's 2); a Heartbeat and a
+    # SyncGroup naming that instance with member id "stranger": Kafka fences them
+    # (FENCED_INSTANCE_ID); the mock looks the member id up alone (UNKNOWN_MEMBER_ID). Its own
+    # member id with that instance passes either way. A JoinGroup still checks the instance.
+    sim = Sim(profile=replace(profile, instance_id_fenced=fenced))
+    r = sim.send(join("c2", version=5, instance="c2-instance"), at=0)
+    sim.at(1)
+    joined = sim.take(r)
+    member, generation = joined.member_id, joined.generation_id
+    error = "FENCED_INSTANCE_ID" if fenced else "UNKNOWN_MEMBER_ID"
+    hb = heartbeat("c2", "stranger", generation, version=3, instance="c2-instance")
+    assert sim.take(sim.send(hb, at=10)).error == error
+    stale = sync("c2", "stranger", generation, version=3, instance="c2-instance")
+    assert sim.take(sim.send(stale, at=20)).error == error
+    own = sim.send(sync("c2", member, generation, ((member, "a"),), instance="c2-instance"), at=30)
+    assert sim.take(own).error == "NONE"
