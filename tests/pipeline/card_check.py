@@ -52,9 +52,11 @@ def test_every_target_has_a_row_with_its_exact_version(card):
 # profile: Apache Kafka as its search reaches (4.3.1: 96 of 100 in the CI run of 9021f29), with
 # room for a slower machine; kfake past its profile until its two-leader bug stops the search
 # (65 of 97 when seed 1 met it, 87 when it did not); tansu and the mock past the deviation each
-# search used to stop at (1 and 2 cells before their profiles, 4 and 4 after).
+# search used to stop at (1 and 2 cells before their profiles, 4 and 4 after); the mock past its
+# steers and its switches of stop 45 (18 of 87 in that stop's `kgc matrix`, seed 1; seeds of
+# `kgc check` stopped at 5-18 on the way, as each deviation was named).
 DEPTH = {"apache-kafka": 0.85, "kfake": 0.50}
-DEPTH_CELLS = {"tansu": 3, "librdkafka-mock": 3}
+DEPTH_CELLS = {"tansu": 3, "librdkafka-mock": 8}
 
 
 def test_every_row_goes_as_deep_as_its_profile_takes_it(card):
