@@ -184,29 +184,13 @@ def group_id_never_empty(command: JoinGroup) -> JoinGroup:
     return command
 
 
-def session_timeout_in_bounds(command: JoinGroup) -> JoinGroup:
-    """The steer ``session_timeout_in_bounds``: the search sends no JoinGroup whose session
-    timeout lies outside the broker's bounds (the rule ``join_invalid_session``) to an
-    implementation that takes it, parks the answer and then drops it with the member."""
-    return command
-
-
-def join_group_below_v6(command: JoinGroup) -> JoinGroup:
-    """The steer ``join_group_below_v6``: the run draws JoinGroup at v5 at most
+def steered_elsewhere(command: JoinGroup) -> JoinGroup:
+    """A steer that changes no JoinGroup the search builds, because it acts where its requests
+    are made: ``session_timeout_in_bounds`` (the rule ``join_invalid_session`` and ``aim``'s
+    candidates send no out-of-bounds session timeout), and the version caps
+    ``join_group_below_v6``, ``sync_group_below_v4`` and ``leave_group_below_v3``
     (:data:`STEER_VERSION_CAPS`, applied where the versions are negotiated,
-    ``conformance/drivers/suite.py`` ``configure``), so no command the search builds is v6+."""
-    return command
-
-
-def leave_group_below_v3(command: JoinGroup) -> JoinGroup:
-    """The steer ``leave_group_below_v3``: the run draws LeaveGroup at v2 at most
-    (:data:`STEER_VERSION_CAPS`), so no leave names its members (KIP-345's v3 batch)."""
-    return command
-
-
-def sync_group_below_v4(command: JoinGroup) -> JoinGroup:
-    """The steer ``sync_group_below_v4``: the run draws SyncGroup at v3 at most
-    (:data:`STEER_VERSION_CAPS`)."""
+    ``conformance/drivers/suite.py`` ``configure``)."""
     return command
 
 
@@ -240,10 +224,10 @@ STEERS: dict[str, Callable[[JoinGroup], JoinGroup]] = {
     "first_protocols_agree": first_protocols_agree,
     "join_names_a_protocol": join_names_a_protocol,
     "group_id_never_empty": group_id_never_empty,
-    "join_group_below_v6": join_group_below_v6,
-    "leave_group_below_v3": leave_group_below_v3,
-    "session_timeout_in_bounds": session_timeout_in_bounds,
-    "sync_group_below_v4": sync_group_below_v4,
+    "join_group_below_v6": steered_elsewhere,
+    "leave_group_below_v3": steered_elsewhere,
+    "session_timeout_in_bounds": steered_elsewhere,
+    "sync_group_below_v4": steered_elsewhere,
 }
 
 
