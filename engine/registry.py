@@ -118,12 +118,13 @@ def cleanup_may_run(description: dict[str, Any]) -> bool:
 
 
 @cache
-def _profile_switches() -> frozenset[str]:
-    """Every on/off rule of ``Profile``: the release-line switches and the implementation ones."""
+def _profile_switches() -> dict[str, type]:
+    """Every rule of ``Profile`` a switch may set, with its type: the on/off release-line and
+    implementation switches, and the numbers (``timers_unordered_within_ms``)."""
     from kgc.model.profiles import Profile
 
     hints = get_type_hints(Profile)
-    return frozenset(name for name, kind in hints.items() if kind is bool)
+    return {name: kind for name, kind in hints.items() if kind in (bool, int)}
 
 
 def with_switches(profile: Any, switches: Any) -> Any:
@@ -142,8 +143,10 @@ def with_switches(profile: Any, switches: Any) -> Any:
                 f"field 'manifest.model.switches.{name}': not a switch of the model's profile "
                 f"(implementation switches: {', '.join(IMPLEMENTATION_SWITCHES)})"
             )
-        if not isinstance(value, bool):
+        if _profile_switches()[name] is bool and not isinstance(value, bool):
             raise ValueError(f"field 'manifest.model.switches.{name}': expected true or false")
+        if _profile_switches()[name] is int and type(value) is not int:
+            raise ValueError(f"field 'manifest.model.switches.{name}': expected a whole number")
     return replace(profile, **switches)
 
 

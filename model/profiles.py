@@ -397,6 +397,20 @@ class Profile:
     # ``ClassicGroup.validateMember``). Off: the instance id is not looked at; the member id
     # alone is (a static member's own id passes, any other is ``UNKNOWN_MEMBER_ID``).
     instance_id_fenced: bool = True
+    # An OffsetCommit that names no member (generation -1, no member id: a *simple* commit, from
+    # the admin client or a consumer without group management) to an Empty group that exists is
+    # stored (4.x ``OffsetMetadataManager.validateOffsetCommit``: ``generationId < 0 &&
+    # group.isInState(EMPTY)``; 3.9 ``GroupCoordinator.handleCommitOffsets``). Off: a group
+    # that exists takes commits from its members alone: any other commit is UNKNOWN_MEMBER_ID,
+    # whatever its generation and the group's state, before anything else is checked.
+    simple_commit_to_existing_group: bool = True
+    # Timers due less than this many ms apart fire in either order. 0: Kafka's order (4.x runs
+    # every timer of the group coordinator on one timer, in deadline order; 3.9's two timer
+    # threads tie within ``TIE_MS``: ``one_coordinator_timer``). An implementation whose timers
+    # each run on their own and then queue for one loop (kfake's Go timers) may run a later one
+    # first: the value is the widest inversion its evidence shows, rounded up
+    # (``ClassicGroupModel.tied``).
+    timers_unordered_within_ms: int = 0
 
     def api_range(self, api: str) -> ApiRange:
         for r in self.api_ranges:
@@ -433,6 +447,8 @@ IMPLEMENTATION_SWITCHES = (
     "fetch_unknown_group_not_found",
     "commit_makes_group",
     "instance_id_fenced",
+    "timers_unordered_within_ms",
+    "simple_commit_to_existing_group",
 )
 
 

@@ -146,12 +146,16 @@ class Switch:
     switch of ``SHARE_IMPLEMENTATION_SWITCHES``, or a rule of ``share_line_rules``, whose value
     may be a number: ``initial_group_epoch``). ``source`` cites its code at the pinned version;
     ``proofs`` are the baseline traces it explains (each fails under Kafka's rules and passes with
-    the switch: a broker test)."""
+    the switch: a broker test). ``evidence`` are recorded runs of a race that no replay makes
+    happen on demand (two timers due close together): each is judged as recorded, passing with
+    the switch and failing without it (``tests/differential/test_implementation_profiles.py``),
+    and is no baseline (a replay on a fresh instance would usually come back clean: "FIXED")."""
 
     name: str
     value: bool | int
     source: str
     proofs: tuple[str, ...]
+    evidence: tuple[str, ...] = ()
 
 
 # Each launched implementation's named deviations: the run's model judges it with these in force
@@ -467,6 +471,28 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "--profile quick --seed 1` once every JoinGroup version was drawn",
             proofs=("traces/known/kfake/joingroup-v0-rebalance-ends-at-once.json",),
         ),
+        Switch(
+            name="timers_unordered_within_ms",
+            value=10,
+            source="pkg/kfake at " + KFAKE_VERSION + ": every group timer is a Go "
+            "`time.AfterFunc` (`timerWork`, groups.go l.1545-1552) whose function runs on a "
+            "goroutine of its own and then waits to hand its work to the cluster's run loop over "
+            "the unbuffered `groupWorkCh` (`afterFuncOnLoop`, cluster.go l.795-802; taken at "
+            "l.483), so two timers due close together reach the loop in the order their "
+            "goroutines run, not in deadline order: a session timer (`atSessionTimeoutIn` "
+            "l.3493-3503, re-armed by `reply` l.1705-1715) and the join phase's "
+            "(`rebalance` l.1345). Kafka 4.x runs every timer of the group coordinator on one "
+            "timer, in deadline order. Seen in `kgc check --implementation kfake --profile "
+            "thorough --seed 1` (example 46): a parked JoinGroup was answered by the join "
+            "phase's timer although the member's session timer was due 5.4 ms before it (model "
+            "time; at least 3.6 ms on kfake's clock, from the sends and answers around both); "
+            "10 ms is that, rounded up. Nothing replays the race on demand: the run is "
+            "evidence, judged as recorded",
+            proofs=(),
+            evidence=(
+                "tests/differential/recorded/kfake-join-timer-before-an-earlier-session-timer.json",
+            ),
+        ),
     ),
     TANSU: (
         Switch(
@@ -537,6 +563,24 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "(`OffsetMetadataManager.validateOffsetCommit`). Found by `kgc check --implementation "
             "librdkafka-mock --seed 3` once `unknown_group_not_found` was named (1-minimal)",
             proofs=("traces/known/librdkafka-mock/offsetcommit-makes-no-group.json",),
+        ),
+        Switch(
+            name="simple_commit_to_existing_group",
+            value=False,
+            source="src/rdkafka_mock_handlers.c at " + RDKAFKA_COMMIT + ", "
+            "`rd_kafka_mock_handle_OffsetCommit` l.1051-1066: in a group that exists the "
+            "member is looked up by the commit's member id (`rd_kafka_mock_cgrp_classic_"
+            "member_find`) and a commit naming none of its members is UNKNOWN_MEMBER_ID before "
+            "its generation is looked at; the generation and the state come after "
+            "(`rd_kafka_mock_cgrp_classic_check_state`, `src/rdkafka_mock_cgrp.c` l.87-142). "
+            "Kafka stores a simple commit (generation -1, no member id) to an Empty group "
+            "(`OffsetMetadataManager.validateOffsetCommit`). Found by `kgc check "
+            "--implementation librdkafka-mock --seed 1` (a join, the member's leave, a simple "
+            "commit)",
+            proofs=(
+                "traces/known/librdkafka-mock/"
+                "offsetcommit-simple-commit-to-existing-group-unknown-member.json",
+            ),
         ),
         Switch(
             name="new_group_at_generation_0",

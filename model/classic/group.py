@@ -125,25 +125,24 @@ TIMER_NAMES = {
 Timer = tuple[float, int, str]
 
 
-def _coordinator_timer(state: GroupState) -> Timer | None:
-    """The earliest of the coordinator's own timers (everything but a deferred request)."""
-    best: Timer | None = None
+def _group_timers(state: GroupState) -> list[Timer]:
+    """Every timer of the coordinator's for the group (everything but a deferred request)."""
+    out: list[Timer] = [
+        (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
+        for m in state.members
+        if m.heartbeat_deadline_ms is not None
+    ]
+    out.extend((p.deadline_ms, PENDING, p.member_id) for p in state.pending_members)
     if state.join_timer is not None:
-        best = (state.join_timer.deadline_ms, JOIN, "")
-    for m in state.members:
-        if m.heartbeat_deadline_ms is not None:
-            t: Timer = (m.heartbeat_deadline_ms, HEARTBEAT, m.member_id)
-            if best is None or t < best:
-                best = t
-    for p in state.pending_members:
-        t = (p.deadline_ms, PENDING, p.member_id)
-        if best is None or t < best:
-            best = t
+        out.append((state.join_timer.deadline_ms, JOIN, ""))
     if state.sync_timer is not None:
-        t = (state.sync_timer.deadline_ms, SYNC, "")
-        if best is None or t < best:
-            best = t
-    return best
+        out.append((state.sync_timer.deadline_ms, SYNC, ""))
+    return out
+
+
+def _coordinator_timer(state: GroupState) -> Timer | None:
+    """The earliest of the coordinator's own timers."""
+    return min(_group_timers(state), default=None)
 
 
 def _deletable(s: GroupState) -> bool:
@@ -298,6 +297,15 @@ class ClassicGroupModel(TimedModel[GroupState]):
         Kafka whenever another member's heartbeat is due at the same instant, and no history seen
         so far needed another order."""
         deadline, kind, _ = timer
+        window = self.config.profile.timers_unordered_within_ms
+        if window and kind != DEFERRED:
+            # every timer runs on its own (``Profile.timers_unordered_within_ms``: kfake's Go
+            # timers): any other timer of the group due within the window may run first
+            return [
+                t
+                for t in _group_timers(state)
+                if t != timer and deadline <= t[0] < deadline + window
+            ]
         if kind == HEARTBEAT and not self.config.profile.parked_request_keeps_member_alive:
             # an implementation that runs every session timer on its own (Go timers: kfake)
             # expires two members due together in either order

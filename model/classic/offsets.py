@@ -12,12 +12,14 @@ Rules (4.x ``KafkaApis.handleOffsetCommitRequest`` /
 2. Group-level validation, whose error goes to every remaining partition:
    no such group: generation < 0 creates a *simple* group (Empty, no protocol type) and commits;
    generation >= 0 is ``ILLEGAL_GENERATION`` (4.x v9+: ``GROUP_ID_NOT_FOUND``).
-   Existing group: generation < 0 in Empty commits; otherwise, if a generation >= 0, a member id or
-   an instance id is given: member validation (``FENCED_INSTANCE_ID`` / ``UNKNOWN_MEMBER_ID``), then
-   ``ILLEGAL_GENERATION`` unless the generation is the group's; with none of them, a non-Empty group
-   refuses with ``UNKNOWN_MEMBER_ID``. A valid member's commit in CompletingRebalance is
-   ``REBALANCE_IN_PROGRESS``; in Stable and PreparingRebalance it commits and restarts the member's
-   session timer (the previous generation may still commit while the group prepares a rebalance).
+   Existing group: generation < 0 in Empty commits; otherwise, if a generation >= 0, a member id
+   or an instance id is given: member validation (``FENCED_INSTANCE_ID`` / ``UNKNOWN_MEMBER_ID``),
+   then ``ILLEGAL_GENERATION`` unless the generation is the group's; with none of them, a
+   non-Empty group refuses with ``UNKNOWN_MEMBER_ID`` (an implementation may take commits from
+   members only: ``Profile.simple_commit_to_existing_group``). A valid member's commit in
+   CompletingRebalance is ``REBALANCE_IN_PROGRESS``; in Stable and PreparingRebalance it commits
+   and restarts the member's session timer (the previous generation may still commit while the
+   group prepares a rebalance).
 3. Per partition: metadata longer than ``offset.metadata.max.bytes`` is
    ``OFFSET_METADATA_TOO_LARGE`` (the others still commit); else the offset is stored (``NONE``).
 4. OffsetFetch answers every asked partition with its committed offset and metadata, or -1 and
@@ -77,6 +79,8 @@ def _validate(
     simple_first = tx.profile.simple_commit_checked_first
     if not tx.exists and not tx.profile.commit_makes_group:
         return None  # ``Profile.commit_makes_group`` off: stored unchecked, no group made
+    if tx.exists and member_id not in tx.members and not tx.profile.simple_commit_to_existing_group:
+        return UNKNOWN_MEMBER_ID  # ``Profile.simple_commit_to_existing_group`` off: members only
     if tx.profile.commit_memberless_illegal_generation:
         # the instance id first (unknown: UNKNOWN_MEMBER_ID; another member's:
         # FENCED_INSTANCE_ID), then a group without members takes simple commits only

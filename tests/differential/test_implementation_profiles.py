@@ -41,6 +41,7 @@ from kgc.engine.registry import SETTINGS as SETTING_FIELDS
 from kgc.engine.traces import Trace, load
 from kgc.model.profiles import IMPLEMENTATION_SWITCHES, KAFKA_4_X, PROFILES, SHARE_SWITCHES
 
+from kgc.cli_analyze import analyze_trace
 from kgc.cli_matrix import REPLAY_ATTEMPTS
 
 ROOT = Path(__file__).parents[2]
@@ -56,6 +57,15 @@ CASES = [
     for impl, settings in SETTINGS.items()
     for s in settings
     if s.proof is not None
+]
+
+
+# Recorded runs of a race no replay makes happen on demand (``Switch.evidence``)
+EVIDENCE = [
+    (impl, s.name, evidence)
+    for impl, switches in SWITCHES.items()
+    for s in switches
+    for evidence in s.evidence
 ]
 
 
@@ -173,6 +183,23 @@ def test_the_profile_explains_each_proof_and_not_without_its_entry(
         if failed is not None:
             break
     assert failed is not None, f"{proof} passes without {kind} {name}: it explains nothing"
+
+
+@pytest.mark.parametrize(
+    ("implementation", "name", "evidence"), EVIDENCE, ids=[Path(e[2]).stem for e in EVIDENCE]
+)
+def test_each_race_the_profile_names_passes_as_recorded_and_not_without_its_entry(
+    implementation: str, name: str, evidence: str
+) -> None:
+    """A race's evidence is judged as it was recorded (no broker: a replay would usually not
+    repeat the race): the whole profile explains it, and without the entry it diverges."""
+    assert Path(evidence).parent == Path("tests/differential/recorded")
+    trace = load(ROOT / evidence)
+    assert trace.manifest["target"]["implementation"] == implementation
+    verdict, divergence = analyze_trace(_judged_by_profile(trace, implementation, without=None))
+    assert verdict == "pass", divergence
+    verdict, _ = analyze_trace(_judged_by_profile(trace, implementation, without=name))
+    assert verdict == "divergence", f"{evidence} passes without {name}: it explains nothing"
 
 
 def _check(bootstrap: str, profile: str) -> tuple[int, dict, str]:

@@ -114,6 +114,33 @@ def test_a_commit_to_a_group_that_does_not_exist(profile: Profile, makes: bool) 
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("simple", [True, False])
+def test_a_simple_commit_to_a_group_that_exists(profile: Profile, simple: bool) -> None:
+    # c1 joins, syncs and commits as a member (both ways), then leaves; a simple commit
+    # (generation -1, no member id) to the Empty group it leaves: Kafka stores it; the mock looks
+    # for a member first, finds none, and refuses it UNKNOWN_MEMBER_ID, as it refuses the member
+    # it just was (both ways: no member, no commit).
+    sim = Sim(profile=replace(profile, simple_commit_to_existing_group=simple))
+    r = sim.send(join("c1", version=3), at=0)
+    sim.at(0)
+    joined = sim.take(r)
+    member, generation = joined.member_id, joined.generation_id
+    sim.take(sim.send(sync("c1", member, generation, ((member, "a"),)), at=10))
+    own = sim.take(sim.send(commit("c1", member, generation, (("t", 0, 4),)), at=20))
+    assert [p.error for p in own.partitions] == ["NONE"]
+    assert sim.take(sim.send(leave("c1", (member, None)), at=30)).error == "NONE"
+    assert sim.only.state == "Empty"
+    simple_commit = sim.take(sim.send(commit("c1", "", -1, (("t", 0, 9),)), at=40))
+    assert [p.error for p in simple_commit.partitions] == [
+        "NONE" if simple else "UNKNOWN_MEMBER_ID"
+    ]
+    gone = sim.take(sim.send(commit("c1", member, generation, (("t", 0, 11),)), at=50))
+    assert [p.error for p in gone.partitions] == ["UNKNOWN_MEMBER_ID"]
+    got = sim.take(sim.send(fetch("c1", ("t", 0), version=6), at=60))
+    assert [p.offset for p in got.partitions] == [9 if simple else 4]
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
 @pytest.mark.parametrize("fenced", [True, False])
 def test_a_static_instance_named_with_another_member_id(profile: Profile, fenced: bool) -> None:
     # c2 joins as instance c2-instance (generation 1, or the mock's 2); a Heartbeat and a
