@@ -29,9 +29,11 @@ target, in its first row; a later row's deviations are matched against those rep
 
 It then writes ``OUT/card.json`` and ``OUT/card.md`` (one row per implementation, version and
 protocol) and builds the HTML report over the corpus with the Spark pipeline
-(``OUT/report/report.html``, as ``kgc report`` does). Exit status 1 when an Apache Kafka release
-diverged or another implementation showed a NEW deviation; baselines that are not ``known`` are
-reported, not failed (CI's card check, ``tests/pipeline/card_check.py``, fails them).
+(``OUT/report/report.html``, as ``kgc report --card OUT/card.json`` does: the page opens with
+the card, each row's depth and each deviation's and baseline's status). Exit status 1 when an
+Apache Kafka release diverged or another implementation showed a NEW deviation; baselines that
+are not ``known`` are reported, not failed (CI's card check, ``tests/pipeline/card_check.py``,
+fails them).
 
 With ``--baseline OLD/card.json`` (an implementer's CI keeps its last card) it also says what
 changed since that card (:func:`compare_cards`): per row, the confirmed deviations that are new
@@ -475,7 +477,7 @@ def run(args: argparse.Namespace) -> int:
     (out / "card.md").write_text(markdown)
     print(f"kgc matrix: card {out / 'card.md'}", file=sys.stderr)
     if not args.no_report:
-        _report(corpus, out / "report")
+        _report(corpus, out / "report", out / "card.json")
     return 1 if any(_fails(r, tolerate_near=args.tolerate_near) for r in rows) else 0
 
 
@@ -537,6 +539,11 @@ def _fill_row(
     for result in runs.results:
         row["used"] = result.target.get("request_versions")
         row["rules"] = result.target.get("model_profile")
+        row["named"] = {  # the implementation's profile the run was judged by
+            "switches": list(result.target.get("implementation_switches") or {}),
+            "settings": list(result.target.get("implementation_settings") or {}),
+            "steers": list(result.target.get("implementation_steers") or ()),
+        }
         if result.failure == "connection" and not result.saved:
             row.setdefault("notes", []).append(result.message.splitlines()[0])
     last = runs.results[-1].target if runs.results else None
@@ -671,6 +678,14 @@ def render_markdown(card: dict[str, Any]) -> str:
             f"{k} v{'/'.join(map(str, v))}" for k, v in sorted((r.get("used") or {}).items())
         )
         lines += [f"- advertises: {adv or 'no group API'}", f"- the suite used: {used or '-'}"]
+        named = r.get("named") or {}
+        entries = [*named.get("switches", ()), *named.get("settings", ())]
+        if entries or named.get("steers"):
+            lines.append(
+                f"- judged by {r.get('rules')} rules + {len(entries)} named deviations "
+                f"({', '.join(entries) or 'none'}); steered around: "
+                f"{', '.join(named.get('steers', ())) or 'nothing'}"
+            )
         if r["unsupported"]:
             lines.append(f"- cannot be sent: {', '.join(r['unsupported'])}")
         for note in r.get("notes", []):
@@ -707,11 +722,11 @@ def _deviation_lines(d: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _report(corpus: Path, out: Path) -> None:
+def _report(corpus: Path, out: Path, card: Path) -> None:
     import subprocess
 
     cmd = [sys.executable, "-m", "kgc.cli", "report", str(corpus), "--out", str(out)]
-    cmd += ["--title", "kgc report card: the suite on each implementation"]
+    cmd += ["--title", "kgc report card: the suite on each implementation", "--card", str(card)]
     proc = subprocess.run(cmd, check=False)
     if proc.returncode != 0:
         raise UserError(f"the Spark report over {corpus} failed (exit {proc.returncode})")

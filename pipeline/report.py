@@ -14,7 +14,10 @@ Steps, each a Spark job over the previous step's output:
    * latency percentiles per request type and implementation/version;
    * unusable input lines, with file and line number;
 4. render ``report.html`` (self-contained: plots embedded as PNG data URIs, also saved beside it)
-   and ``report.json`` (the same numbers, for machines).
+   and ``report.json`` (the same numbers, for machines). With ``--card CARD.json`` (``kgc
+   matrix`` gives its own) the page opens with the report card: each row's depth (the cells its
+   search reached past the deviations its profile names) and each deviation's and baseline's
+   status.
 
 Runs as ``kgc report CORPUS… --out DIR`` or unchanged as
 ``spark-submit [--master URL] pipeline/report.py CORPUS… --out DIR``.
@@ -499,12 +502,16 @@ HTML_TEMPLATE = """<!DOCTYPE html>
  .bad {{ color: #b00020; font-weight: bold; }}
  .good {{ color: #1b7f2a; font-weight: bold; }}
  details {{ margin: 6px 0; }}
+ td.depth {{ min-width: 150px; }}
+ .bar {{ background: #ddd; height: 8px; margin-top: 3px; }}
+ .bar div {{ background: #1b7f2a; height: 8px; }}
 </style>
 </head>
 <body>
 <h1>{title}</h1>
 <div class="meta">generated {generated_at} by kgc {kgc_version} · {inputs}</div>
 <div class="summary" id="summary">{summary}</div>
+{card}
 
 <h2 id="matrix-title">Conformance matrix</h2>
 <p>Per implementation/version and request type: the share of requests whose outcome the model
@@ -548,6 +555,85 @@ def _table(headers: list[str], rows: list[list[str]], *, table_id: str = "") -> 
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(rows_i) + "</tr>" for rows_i in rows)
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+# Statuses on a card (``kgc matrix``): a deviation a run found, a baseline it replayed
+GOOD_STATUSES = ("known",)
+BAD_STATUSES = ("NEW", "FIXED", "fails differently")
+
+
+def _status(status: str) -> str:
+    cls = "good" if status in GOOD_STATUSES else "bad" if status in BAD_STATUSES else ""
+    return f'<span class="{cls} status">{_e(status)}</span>'
+
+
+def _tally(items: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item["status"]] = counts.get(item["status"], 0) + 1
+    return ", ".join(f"{n} {_status(k)}" for k, n in sorted(counts.items())) or "none"
+
+
+def render_card(card: dict[str, Any]) -> str:
+    """A ``kgc matrix`` card (``card.json``) as HTML: one table row per target (the rules it was
+    judged by and the deviations its profile names, its depth: cells reached of those it could
+    give, the statuses of what its search found and of its baselines), then each row's
+    deviations and baselines, each with its status."""
+    rows = []
+    details = []
+    for r in card["targets"]:
+        reached, of = r["cells"]["reached"], r["cells"]["of"]
+        share = reached / of if of else 0.0
+        named = r.get("named") or {}
+        entries = [*named.get("switches", ()), *named.get("settings", ())]
+        judged = _e(r.get("rules") or "its release's rules") + (
+            f" + {len(entries)} named deviations" if entries else ""
+        )
+        if named.get("steers"):
+            judged += f"; steered around {len(named['steers'])}"
+        rows.append(
+            [
+                f"<th>{_e(r['label'])}</th>",
+                f"<td>{_e(r.get('version'))}</td>",
+                f"<td>{judged}</td>",
+                f'<td class="depth num">{reached}/{of} cells ({share * 100:.0f}%)'
+                f'<div class="bar"><div style="width:{share * 100:.0f}%"></div></div></td>',
+                f'<td class="num">{r["requests"]}</td>',
+                f"<td>{_tally(r['deviations'])}</td>",
+                f"<td>{_tally(r['baselines'])}</td>",
+            ]
+        )
+        items = [
+            f"<li>{_status(d['status'])} {_e((d.get('signature') or {}).get('request'))} → "
+            f"{_e((d.get('signature') or {}).get('answer'))}: {_e(d.get('sentence'))}"
+            f"<br><code>{_e(d.get('replay_command'))}</code></li>"
+            for d in r["deviations"]
+        ] + [
+            f"<li>{_status(b['status'])} baseline <code>{_e(Path(b['trace']).name)}</code> "
+            f"({_e(b.get('replay'))})</li>"
+            for b in r["baselines"]
+        ]
+        notes = [f"<li>note: {_e(n)}</li>" for n in r.get("notes", [])]
+        if entries or named.get("steers"):
+            notes.append(
+                "<li>named: "
+                + _e(", ".join([*entries, *(f"steer {x}" for x in named.get("steers", ()))]))
+                + "</li>"
+            )
+        details.append(
+            f"<details><summary>{_e(r['label'])}: {len(r['deviations'])} found, "
+            f"{len(r['baselines'])} baselines</summary><ul>{''.join(notes + items)}</ul>"
+            "</details>"
+        )
+    headers = ["target", "version", "judged by", "depth", "requests", "found", "baselines"]
+    return (
+        '<h2 id="card-title">Report card</h2>\n<p>Each target judged by Kafka\'s rules with the '
+        "deviations its profile names in force, so its search goes on past them: its depth is "
+        "the group-state × request × error cells reached of those it can give. <em>Found</em>: "
+        "what its search found, NEW or a known deviation; <em>baselines</em>: each recorded "
+        "deviation replayed on a fresh instance (known: it fails again at its own event; FIXED: "
+        "it passes).</p>\n" + _table(headers, rows, table_id="card") + "\n" + "\n".join(details)
+    )
 
 
 def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
@@ -749,6 +835,7 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
         problems = '<p class="good">None.</p>'
 
     return HTML_TEMPLATE.format(
+        card=render_card(data["card"]) if data.get("card") else "",
         title=_e(data["title"]),
         generated_at=_e(data["generated_at"]),
         kgc_version=_e(data["kgc_version"]),
@@ -765,6 +852,24 @@ def render_html(data: dict[str, Any], plots: dict[str, bytes]) -> str:
 
 
 # ------------------------------------------------------------------------------------------- job
+
+
+def read_card(path: Path) -> dict[str, Any]:
+    """A ``kgc matrix`` ``card.json`` for ``--card``; a one-line :class:`ReportError` when it
+    cannot be one (read before Spark starts)."""
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"--card {path}: cannot read a card: {exc}") from None
+    rows = card.get("targets") if isinstance(card, dict) else None
+    keys = ("label", "cells", "requests", "deviations", "baselines")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and all(k in r for k in keys) for r in rows
+    ):
+        raise ReportError(
+            f"--card {path}: not a kgc matrix card (no targets with {', '.join(keys)})"
+        )
+    return card
 
 
 def check_inputs(inputs: list[str], out: Path) -> None:
@@ -806,8 +911,10 @@ def build(
     *,
     recheck: bool = True,
     title: str | None = None,
+    card: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Build the report; returns the JSON data (also written as ``report.json``)."""
+    """Build the report; returns the JSON data (also written as ``report.json``); ``card``: a
+    ``kgc matrix`` card the page opens with (:func:`render_card`)."""
     from kgc.pipeline import convert
     from kgc.pipeline import recheck as rc
     from kgc.pipeline.schema import FACTS
@@ -879,6 +986,7 @@ def build(
             },
             "problems": problems[:MAX_LISTED],
             "timings_s": timings,
+            **({"card": card} if card is not None else {}),
         }
     )
     plots = make_plots(data)
@@ -908,6 +1016,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-recheck", action="store_true", help="use the recorded verdicts only")
     p.add_argument("--title", default=None)
+    p.add_argument(
+        "--card",
+        default=None,
+        metavar="CARD.json",
+        help="a kgc matrix card.json: the page opens with it (each row's depth, each "
+        "deviation's and baseline's status)",
+    )
     p.add_argument("--driver-memory", default="1g")
 
 
@@ -915,9 +1030,17 @@ def run_args(args: argparse.Namespace) -> int:
     from kgc.pipeline import spark as ks
 
     check_inputs(args.corpus, Path(args.out).resolve())
+    card = read_card(Path(args.card)) if args.card else None
     spark = ks.session(app_name="kgc-report", master=args.master, driver_memory=args.driver_memory)
     try:
-        data = build(spark, args.corpus, args.out, recheck=not args.no_recheck, title=args.title)
+        data = build(
+            spark,
+            args.corpus,
+            args.out,
+            recheck=not args.no_recheck,
+            title=args.title,
+            card=card,
+        )
     finally:
         ks.stop(spark)
     s = data["summary"]

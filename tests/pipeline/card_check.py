@@ -111,3 +111,11 @@ def test_the_page_shows_one_row_per_implementation_in_chromium(
     assert table, "no matrix table in the rendered page"
     for implementation, version in expected:
         assert f"<th>{implementation} {version}</th>" in table.group(0)
+    # the report card opens the page: each row with its depth, as card.json has it
+    card_table = re.search(r'<table id="card">.*?</table>', dom, re.S)
+    assert card_table, "no report card table in the rendered page"
+    for row in data["targets"]:
+        reached, of = row["cells"]["reached"], row["cells"]["of"]
+        assert re.search(
+            rf"<th>{re.escape(row['label'])}</th>.*?{reached}/{of} cells", card_table.group(0), re.S
+        ), row["label"]
