@@ -37,11 +37,14 @@ Invariants on the target's own answers, no model involved:
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, initialize, precondition, rule
+from kgc.engine.coverage import consumer_universe
 from kgc.model.assignors import Subscription
 from kgc.model.client_view import (
     COMMIT_EPOCHS,
@@ -55,6 +58,7 @@ from kgc.model.commands import (
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResponse,
+    OffsetCommit,
     OffsetCommitResponse,
     Response,
     TopicPartition,
@@ -62,9 +66,12 @@ from kgc.model.commands import (
 )
 from kgc.model.errors import NONE
 from kgc.properties.machine import (
+    AIM_STEPS,
     MAX_CLIENTS,
     TOPIC_PARTITIONS,
     VERSION_INDEX,
+    Aimed,
+    Cell,
     EngineMachine,
     InvariantError,
     SuiteContext,
@@ -80,6 +87,17 @@ COMMIT_METADATA = ("", "kgc", "too-large")
 # topic, or does not compile; each is built on the run's own topic name, which no other topic
 # on the broker shares
 SUBSCRIPTIONS = ("names", "exact", "wild", "none", "broken")
+CONSUMER_UNIVERSE = frozenset(consumer_universe())  # the cells ``aim`` steers to
+# what the rule ``invalid`` sends, by name (a correct consumer sends none of them)
+INVALID_REQUESTS = (
+    "stranger",
+    "no-subscription",
+    "owned-on-join",
+    "no-timeout",
+    "bad-assignor",
+    "empty-id",
+    "other-instance",
+)
 
 
 @dataclass(slots=True)
@@ -287,7 +305,28 @@ class ConsumerGroupMachine(EngineMachine):
     ) -> None:
         if not self._idle(client):
             return
-        command = self.views[client].heartbeat(
+        command = self._heartbeat_command(
+            self.views[client], vi, epoch=epoch, owned=owned, member_id=member_id, **overrides
+        )
+        if command is None:
+            return
+        if member_id is None:
+            self.leases[client].sent_ms = self.target.now_ms()
+        self._run(command)
+
+    def _heartbeat_command(
+        self,
+        v: ConsumerView,
+        vi: int,
+        *,
+        epoch: int | None = None,
+        owned: str = "acked",
+        member_id: str | None = None,
+        **overrides: Any,
+    ) -> ConsumerGroupHeartbeat | None:
+        """The heartbeat ``v`` sends (``ConsumerView.heartbeat``); building it may give the
+        consumer a member id and record what it reports: on a copy, nothing changes."""
+        return v.heartbeat(
             index=vi,
             negotiated=self.context.versions,
             epoch=epoch,
@@ -295,11 +334,6 @@ class ConsumerGroupMachine(EngineMachine):
             member_id=member_id,
             changes=overrides,
         )
-        if command is None:
-            return
-        if member_id is None:
-            self.leases[client].sent_ms = self.target.now_ms()
-        self._run(command)
 
     # ------------------------------------------------------------------ rules
     def _add_client(self, rebalance: int, static: bool = False) -> str:
@@ -409,43 +443,39 @@ class ConsumerGroupMachine(EngineMachine):
     @rule(
         client=clients,
         vi=VERSION_INDEX,
-        what=st.sampled_from(
-            (
-                "stranger",
-                "no-subscription",
-                "owned-on-join",
-                "no-timeout",
-                "bad-assignor",
-                "empty-id",
-            )
-        ),
+        what=st.sampled_from(INVALID_REQUESTS),
     )
     def invalid(self, client: str, vi: int, what: str) -> None:
         """Requests a correct consumer never sends, each refused by a rule of its own."""
+        fields = self._invalid_fields(client, what)
+        if fields is not None:
+            self._heartbeat(client, vi, **fields)
+
+    def _invalid_fields(self, client: str, what: str) -> dict[str, Any] | None:
+        """The heartbeat fields of :meth:`invalid`'s ``what`` (None: nothing to send)."""
         if what == "stranger":
             stranger = self.views[client].stranger_id()
-            self._heartbeat(client, vi, epoch=3, member_id=stranger, owned="null")
-        elif what == "no-subscription":
-            self._heartbeat(
-                client, vi, epoch=0, subscribed_topic_names=None, subscribed_topic_regex=None
-            )
-        elif what == "owned-on-join":
+            return {"epoch": 3, "member_id": stranger, "owned": "null"}
+        if what == "no-subscription":
+            return {"epoch": 0, "subscribed_topic_names": None, "subscribed_topic_regex": None}
+        if what == "owned-on-join":
             tp = TopicPartition(topic=self.topic, partition=0)
-            self._heartbeat(client, vi, epoch=0, topic_partitions=(tp,))
-        elif what == "no-timeout":
-            self._heartbeat(client, vi, epoch=0, rebalance_timeout_ms=-1)
-        elif what == "other-instance":  # another client's instance id: FENCED_INSTANCE_ID
+            return {"epoch": 0, "topic_partitions": (tp,)}
+        if what == "no-timeout":
+            return {"epoch": 0, "rebalance_timeout_ms": -1}
+        if what == "other-instance":  # another client's instance id: FENCED_INSTANCE_ID
             others = [
                 w.instance_id
                 for w in self.views.values()
                 if w.instance_id and w is not self.views[client]
             ]
             if others and self.views[client].member_epoch > 0:
-                self._heartbeat(client, vi, owned="acked", instance_id=others[0])
-        elif what == "bad-assignor":
-            self._heartbeat(client, vi, epoch=0, server_assignor="kgc-no-such-assignor")
-        else:  # v1: the member id is the client's to choose (v0 lets the broker pick one)
-            self._heartbeat(client, vi, epoch=0, member_id="", version=1)
+                return {"owned": "acked", "instance_id": others[0]}
+            return None
+        if what == "bad-assignor":
+            return {"epoch": 0, "server_assignor": "kgc-no-such-assignor"}
+        # v1: the member id is the client's to choose (v0 lets the broker pick one)
+        return {"epoch": 0, "member_id": "", "version": 1}
 
     def _regexes_modelled(self) -> bool:
         config = getattr(self.engine.model, "config", None)
@@ -513,22 +543,31 @@ class ConsumerGroupMachine(EngineMachine):
         or with an epoch it does not hold: the previous one (a commit racing a reconciliation),
         one ahead, 0, or -1 (as an admin, allowed only once the group holds offsets: to a group
         that does not exist, -1 would make a classic one)."""
+        if not self._idle(client):
+            return
+        command = self._commit_command(client, vi, epoch, which, metadata)
+        if command is not None:
+            self.next_offset += len(command.offsets)
+            self._run(command)
+
+    def _commit_command(
+        self, client: str, vi: int, epoch: str, which: str, metadata: str
+    ) -> OffsetCommit | None:
+        """:meth:`commit`'s request, its offsets numbered on from the last one sent."""
         v = self.views[client]
         version = self._version("OffsetCommit", vi)
-        if not v.member_id or version is None or not self._idle(client):
-            return
+        if not v.member_id or version is None:
+            return None
         if v.commit_epoch(epoch) < 0 and not self.committed:
-            return
+            return None
         meta = "x" * (self._metadata_limit() + 1) if metadata == "too-large" else metadata
-        offsets = []
-        for tp in self._partitions(v, which):
-            self.next_offset += 1
-            offsets.append(
-                TopicPartitionOffset(
-                    topic=tp.topic, partition=tp.partition, offset=self.next_offset, metadata=meta
-                )
+        offsets = tuple(
+            TopicPartitionOffset(
+                topic=tp.topic, partition=tp.partition, offset=self.next_offset + n, metadata=meta
             )
-        self._run(v.offset_commit(version=version, offsets=tuple(offsets), epoch=epoch))
+            for n, tp in enumerate(self._partitions(v, which), start=1)
+        )
+        return v.offset_commit(version=version, offsets=offsets, epoch=epoch)
 
     def _metadata_limit(self) -> int:
         config = getattr(self.engine.model, "config", None)
@@ -543,6 +582,96 @@ class ConsumerGroupMachine(EngineMachine):
         if version is None or not self._idle(client):
             return
         self._run(v.offset_fetch(version=version, partitions=self._partitions(v, "all"), who=who))
+
+    # ------------------------------------------------------------------ steering
+    def aim_universe(self) -> frozenset[Cell]:
+        return CONSUMER_UNIVERSE
+
+    @rule(
+        plan=st.tuples(
+            VERSION_INDEX, st.integers(min_value=0, max_value=7), st.sampled_from(AIM_STEPS)
+        )
+    )
+    def aim(self, plan: tuple[int, int, int]) -> None:
+        """Coverage-guided, as the classic machine's ``aim``: of the requests the rules above
+        could send now (:meth:`_candidates`), send the one the model predicts reaches a
+        consumer-group cell (state × request × error) not reached yet, and again, up to the
+        drawn number of requests while each does."""
+        vi, pick, steps = plan
+        for _ in range(steps):
+            if self.failed_check is not None:
+                break
+            if not self._aim(self._candidates(vi), pick):
+                break
+
+    def _candidates(self, vi: int) -> list[tuple[Aimed, Callable[[], object]]]:
+        """What the rules above could send now, with their guards, each with the rule's own
+        way of sending it. A heartbeat is built on a copy of the consumer's view (building one
+        may give it a member id; only sending may)."""
+        out: list[tuple[Aimed, Callable[[], object]]] = []
+        for c, v in self.views.items():
+            if not self._idle(c):
+                continue
+
+            def beat(c: str = c, v: ConsumerView = v, **fields: Any) -> None:
+                command = self._heartbeat_command(copy.copy(v), vi, **fields)
+                if command is not None:
+                    out.append((command, lambda: self._heartbeat(c, vi, **fields)))
+
+            for owned in OWNED_REPORTS:
+                beat(owned=owned)
+            beat(epoch=0)  # rejoin
+            if v.member_id:
+                beat(epoch=-1, owned="null")  # leave
+                if v.instance_id is not None:
+                    beat(epoch=-2, owned="null")  # static leave
+            for delta in (1, -1, 5):
+                if v.member_epoch > 0 and v.member_epoch + delta > 0:
+                    beat(epoch=v.member_epoch + delta, owned="acked")
+            for what in INVALID_REQUESTS:
+                fields = self._invalid_fields(c, what)
+                if fields is not None:
+                    beat(**fields)
+            if self._regexes_modelled() and v.regex != self.regex_for("broken"):
+                # a regex that does not compile: refused, nothing changes (``subscribe``)
+                regex = self.regex_for("broken")
+                fields = (
+                    {"epoch": 0, "subscribed_topic_regex": regex}
+                    if v.member_epoch == 0
+                    else {"subscribed_topic_names": (), "subscribed_topic_regex": regex}
+                )
+                command = self._heartbeat_command(copy.copy(v), vi, **fields)
+                if command is not None:
+                    out.append((command, lambda c=c: self.subscribe(c, vi, "broken")))
+            restarted = copy.copy(v)
+            restarted.restart()
+            command = self._heartbeat_command(restarted, vi, epoch=0)
+            if command is not None:
+                out.append((command, lambda c=c: self.restart(c, vi)))
+            version = self._version("ConsumerGroupDescribe", vi)
+            if version is not None:
+                out.append((v.describe(version=version), lambda c=c: self.describe(c, vi)))
+            for epoch in COMMIT_EPOCHS:
+                for metadata in ("", "too-large"):
+                    commit = self._commit_command(c, vi, epoch, "owned", metadata)
+                    if commit is not None:
+                        out.append(
+                            (
+                                commit,
+                                lambda c=c, e=epoch, m=metadata: self.commit(c, vi, e, "owned", m),
+                            )
+                        )
+            for who in FETCH_AS:
+                fetch_version = self._version("OffsetFetch", vi)
+                if fetch_version is not None:
+                    partitions = self._partitions(v, "all")
+                    out.append(
+                        (
+                            v.offset_fetch(version=fetch_version, partitions=partitions, who=who),
+                            lambda c=c, w=who: self.fetch(c, vi, w),
+                        )
+                    )
+        return out
 
     @rule(
         kind=st.sampled_from(DEADLINE_KINDS),
