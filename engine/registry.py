@@ -143,9 +143,10 @@ def with_switches(profile: Any, switches: Any) -> Any:
                 f"field 'manifest.model.switches.{name}': not a switch of the model's profile "
                 f"(implementation switches: {', '.join(IMPLEMENTATION_SWITCHES)})"
             )
-        if _profile_switches()[name] is bool and not isinstance(value, bool):
+        kind = _profile_switches()[name]
+        if kind is bool and not isinstance(value, bool):
             raise ValueError(f"field 'manifest.model.switches.{name}': expected true or false")
-        if _profile_switches()[name] is int and type(value) is not int:
+        if kind is int and type(value) is not int:
             raise ValueError(f"field 'manifest.model.switches.{name}': expected a whole number")
     return replace(profile, **switches)
 

@@ -286,9 +286,11 @@ class ClassicGroupModel(TimedModel[GroupState]):
         return best
 
     def tied(self, state: GroupState, timer: Timer) -> list[Timer]:
-        """Timers that may fire before ``timer``, the next one by (deadline, kind, key). 3.9 only
-        (``one_coordinator_timer`` false): a heartbeat or pending-member timer and a join or sync
-        timer due within ``TIE_MS`` of each other run on two timer threads, either first.
+        """Timers that may fire before ``timer``, the next one by (deadline, kind, key): with
+        ``Profile.timers_unordered_within_ms`` (kfake), any timer of the group due within that
+        window; else 3.9 only (``one_coordinator_timer`` false): a heartbeat or pending-member
+        timer and a join or sync timer due within ``TIE_MS`` of each other run on two timer
+        threads, either first.
 
         Left out on purpose: heartbeats of several members due at the same instant were set in one
         event, in ``group.allMembers()`` order (a ``HashMap``), so Kafka may expire them in any
